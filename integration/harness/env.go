@@ -1,0 +1,56 @@
+package harness
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strings"
+)
+
+// The environment variables the harness reads. The CLI and CI use the same names.
+const (
+	EnvHosts    = "CQLSAFE_CASSANDRA_HOSTS"
+	EnvImage    = "CQLSAFE_CASSANDRA_IMAGE"
+	EnvRequire  = "CQLSAFE_REQUIRE_CASSANDRA"
+	EnvNodetool = "CQLSAFE_NODETOOL"
+)
+
+// DefaultImage is the image started when CQLSAFE_CASSANDRA_IMAGE is unset.
+const DefaultImage = "cassandra:5.0"
+
+// Required reports whether CQLSAFE_REQUIRE_CASSANDRA asks for a Cassandra to be present.
+func Required() bool {
+	switch strings.ToLower(strings.TrimSpace(os.Getenv(EnvRequire))) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
+}
+
+// ParseHosts splits a "host:port[,host:port]" list. A missing port means 9042.
+func ParseHosts(s string) ([]string, error) {
+	var hosts []string
+	for _, h := range strings.Split(s, ",") {
+		h = strings.TrimSpace(h)
+		if h == "" {
+			continue
+		}
+		if _, _, err := net.SplitHostPort(h); err != nil {
+			if strings.Contains(h, ":") && !strings.HasPrefix(h, "[") {
+				return nil, fmt.Errorf("harness: bad host %q in %s: %w", h, EnvHosts, err)
+			}
+			h = net.JoinHostPort(strings.Trim(h, "[]"), "9042")
+		}
+		hosts = append(hosts, h)
+	}
+	if len(hosts) == 0 {
+		return nil, fmt.Errorf("harness: %s is empty", EnvHosts)
+	}
+	return hosts, nil
+}
+
+const howToGetOne = `no Cassandra reachable. Either
+  - start Docker (testcontainers-go starts ` + DefaultImage + ` or $` + EnvImage + `), or
+  - run scripts/native-node.sh start and set ` + EnvHosts + `=127.0.0.1:9042, or
+  - build a local image with scripts/build-image.sh and set ` + EnvImage + ` to it.
+Set ` + EnvRequire + `=1 to make this a failure instead of a skip.`
