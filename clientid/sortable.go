@@ -128,4 +128,3 @@ func clampedMicros(t time.Time) int64 {
 	}
 	return t.UnixMicro()
 }
-
