@@ -95,3 +95,10 @@ func (c *Clock) Drift() time.Duration {
 	}
 	return time.Duration(d) * time.Microsecond
 }
+
+var processClock = NewClock()
+
+// ProcessClock returns the Clock shared by every cqlsafe package in this process, so
+// that overwrites, retries and event appends never receive the same timestamp. Use it
+// for your own writes too, or pass your own Clock to each package's options.
+func ProcessClock() *Clock { return processClock }

@@ -1,0 +1,45 @@
+package cqltext
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrIdentifier is matched by every error Identifier returns.
+var ErrIdentifier = errors.New("cql: invalid identifier")
+
+// MaxIdentifierLength is Cassandra's limit for keyspace and table names.
+const MaxIdentifierLength = 48
+
+// ValidName reports an error unless name can be a keyspace, table or column name that
+// cqlsafe accepts: 1–48 characters of letters, digits and underscores. Names are taken
+// as Cassandra stores them (case-sensitive); Quote makes them safe in CQL text.
+func ValidName(name string) error {
+	if name == "" {
+		return fmt.Errorf("%w: empty name", ErrIdentifier)
+	}
+	if len(name) > MaxIdentifierLength {
+		return fmt.Errorf("%w: %q is longer than %d characters", ErrIdentifier, name, MaxIdentifierLength)
+	}
+	for i := 0; i < len(name); i++ {
+		if !isIdentPart(name[i]) {
+			return fmt.Errorf("%w: %q contains %q (letters, digits and _ only)", ErrIdentifier, name, name[i])
+		}
+	}
+	return nil
+}
+
+// Quote returns name as a quoted CQL identifier ("name", with " doubled), so that case
+// and reserved words survive. It does not validate: call ValidName first.
+func Quote(name string) string {
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+// QuoteQualified returns "keyspace"."table", or "table" when keyspace is empty.
+func QuoteQualified(keyspace, table string) string {
+	if keyspace == "" {
+		return Quote(table)
+	}
+	return Quote(keyspace) + "." + Quote(table)
+}

@@ -1,0 +1,555 @@
+package retry
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cqlsafe/cqlsafe/internal/cqltext"
+)
+
+// Kind is what a statement does.
+type Kind int
+
+// Statement kinds.
+const (
+	KindUnknown Kind = iota
+	KindRead         // SELECT
+	KindWrite        // INSERT, UPDATE, DELETE
+	KindBatch        // BEGIN … APPLY BATCH
+	KindSchema       // CREATE, ALTER, DROP
+	KindOther        // TRUNCATE, USE, GRANT, …
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindRead:
+		return "read"
+	case KindWrite:
+		return "write"
+	case KindBatch:
+		return "batch"
+	case KindSchema:
+		return "schema"
+	case KindOther:
+		return "other"
+	}
+	return "unknown"
+}
+
+// Verdict is Classify's judgement of one CQL text.
+type Verdict struct {
+	// Idempotent: executing the text twice with the same bound values and the same
+	// pinned write timestamp has the effect of executing it once.
+	Idempotent bool
+	// Reasons say why it is not idempotent (empty when it is), one line each, naming the
+	// clause: `counter or list "n = n + ?"`, `lightweight transaction (IF NOT EXISTS)`.
+	Reasons []string
+	// Notes are facts that do not decide idempotence but matter to a caller, such as a
+	// literal USING TIMESTAMP.
+	Notes []string
+	// Kind is what the text does; for several statements, KindBatch.
+	Kind Kind
+	// Writes is true when the text changes data: then its write timestamp must be pinned
+	// before the first attempt, whatever the verdict (the executor does this).
+	Writes bool
+	// Conditional is true for lightweight transactions (IF …): they are never retried.
+	Conditional bool
+	// Statements counts the statements read (a batch counts its inner statements).
+	Statements int
+}
+
+// ColumnKind is what schema metadata says about a column, to refine Classify.
+type ColumnKind int
+
+// Column kinds.
+const (
+	ColumnUnknown ColumnKind = iota
+	ColumnScalar
+	ColumnCounter
+	ColumnList
+	ColumnSet
+	ColumnMap
+)
+
+// Schema answers column kinds for ClassifyWithSchema. Table is as written in the
+// statement (keyspace may be empty when the statement does not name one).
+type Schema interface {
+	ColumnKind(keyspace, table, column string) ColumnKind
+}
+
+// Classify reads any CQL text — one statement, several separated by semicolons, or a
+// batch — and judges whether executing it twice with the same bound values and the same
+// pinned write timestamp has the effect of executing it once.
+//
+// Not idempotent: counter updates and other `x = x ± …` whose column could be a counter
+// or a list, list append/prepend, positional list deletes (`DELETE l[?]` where l could
+// be a list), any server-side non-deterministic function in a write (now(), uuid(),
+// currentTimestamp(), …, or a function Classify does not know), lightweight
+// transactions (IF …), COUNTER batches, TRUNCATE, and schema changes that fail when
+// repeated (CREATE without IF NOT EXISTS, ALTER … ADD). Reads are idempotent. A batch is
+// idempotent iff every statement in it is. Text that is not CQL is not idempotent.
+// Classify never panics.
+func Classify(cql string) Verdict { return ClassifyWithSchema(cql, nil) }
+
+// ClassifyWithSchema is Classify with column metadata: `s = s + ?` on a set or map,
+// `l = l - ?` on a list and `DELETE m[?]` on a map are idempotent; on a counter or list
+// append they are not. Without metadata (schema nil or ColumnUnknown) Classify is
+// conservative.
+func ClassifyWithSchema(cql string, schema Schema) Verdict {
+	v := Verdict{Idempotent: true}
+	toks, err := cqltext.Lex(cql)
+	if err != nil {
+		v.notIdempotent("not CQL: " + err.Error())
+		return v
+	}
+	stmts := cqltext.Split(toks)
+	if len(stmts) == 0 {
+		v.notIdempotent("empty statement")
+		return v
+	}
+	c := classifier{v: &v, schema: schema}
+	for _, st := range stmts {
+		c.statement(st)
+	}
+	if len(stmts) > 1 && v.Kind != KindBatch {
+		v.Kind = KindBatch
+	}
+	return v
+}
+
+func (v *Verdict) notIdempotent(reason string) {
+	v.Idempotent = false
+	for _, r := range v.Reasons {
+		if r == reason {
+			return
+		}
+	}
+	v.Reasons = append(v.Reasons, reason)
+}
+
+func (v *Verdict) note(n string) {
+	for _, x := range v.Notes {
+		if x == n {
+			return
+		}
+	}
+	v.Notes = append(v.Notes, n)
+}
+
+type classifier struct {
+	v      *Verdict
+	schema Schema
+}
+
+func (c *classifier) setKind(k Kind) {
+	if c.v.Kind == KindUnknown {
+		c.v.Kind = k
+	}
+}
+
+func (c *classifier) statement(t []cqltext.Token) {
+	c.v.Statements++
+	first := t[0]
+	switch {
+	case first.Is("select"):
+		c.setKind(KindRead)
+	case first.Is("insert"):
+		c.setKind(KindWrite)
+		c.v.Writes = true
+		c.write(t)
+	case first.Is("update"):
+		c.setKind(KindWrite)
+		c.v.Writes = true
+		c.update(t)
+	case first.Is("delete"):
+		c.setKind(KindWrite)
+		c.v.Writes = true
+		c.delete(t)
+	case first.Is("begin"):
+		c.v.Kind = KindBatch
+		c.batch(t)
+	case first.Is("truncate"):
+		c.setKind(KindOther)
+		c.v.Writes = true
+		c.v.notIdempotent("TRUNCATE: a retry erases data written since the first attempt")
+	case first.Is("create"), first.Is("drop"):
+		c.setKind(KindSchema)
+		if !hasSeq(t, "if", "exists") && !hasSeq(t, "if", "not", "exists") {
+			c.v.notIdempotent(fmt.Sprintf("%s without IF [NOT] EXISTS fails when repeated", strings.ToUpper(first.Lower)))
+		}
+	case first.Is("alter"):
+		c.setKind(KindSchema)
+		for _, tok := range t {
+			if tok.Is("add") || tok.Is("rename") || (tok.Is("drop") && !hasSeq(t, "if", "exists")) {
+				c.v.notIdempotent(fmt.Sprintf("ALTER … %s fails when repeated", strings.ToUpper(tok.Lower)))
+				break
+			}
+		}
+	case first.Is("use"), first.Is("grant"), first.Is("revoke"), first.Is("list"), first.Is("describe"), first.Is("desc"):
+		c.setKind(KindOther)
+	default:
+		c.setKind(KindUnknown)
+		c.v.notIdempotent(fmt.Sprintf("unrecognised statement %q", first.Text))
+	}
+}
+
+// batch classifies BEGIN [UNLOGGED|LOGGED|COUNTER] BATCH … APPLY BATCH.
+func (c *classifier) batch(t []cqltext.Token) {
+	i := 1
+	if i < len(t) && t[i].Is("counter") {
+		c.v.notIdempotent("COUNTER batch")
+	}
+	for i < len(t) && !t[i].Is("batch") {
+		i++
+	}
+	i++
+	// Skip USING TIMESTAMP n.
+	if i < len(t) && t[i].Is("using") {
+		c.v.note("batch has a literal USING clause")
+		for i < len(t) && !(t[i].Is("insert") || t[i].Is("update") || t[i].Is("delete")) {
+			i++
+		}
+	}
+	end := len(t)
+	if end >= 2 && t[end-2].Is("apply") && t[end-1].Is("batch") {
+		end -= 2
+	} else {
+		c.v.notIdempotent("batch without APPLY BATCH")
+	}
+	// Inner statements start at INSERT/UPDATE/DELETE keywords at nesting depth 0.
+	before := c.v.Statements
+	start := -1
+	depth := 0
+	for j := i; j < end; j++ {
+		tok := t[j]
+		switch {
+		case tok.IsPunct("(") || tok.IsPunct("[") || tok.IsPunct("{"):
+			depth++
+		case tok.IsPunct(")") || tok.IsPunct("]") || tok.IsPunct("}"):
+			depth--
+		case depth == 0 && tok.IsPunct(";"):
+			if start >= 0 {
+				c.statement(t[start:j])
+			}
+			start = -1
+		case depth == 0 && (tok.Is("insert") || tok.Is("update") || tok.Is("delete")) && isStatementStart(t, j):
+			if start >= 0 {
+				c.statement(t[start:j])
+			}
+			start = j
+		}
+	}
+	if start >= 0 {
+		c.statement(t[start:end])
+	} else if end > i && c.v.Statements == before {
+		c.v.notIdempotent("batch holds statements other than INSERT, UPDATE, DELETE")
+	}
+}
+
+// isStatementStart tells "DELETE" the statement from a column named delete: a statement
+// keyword follows the start of the batch body or the previous statement's end.
+func isStatementStart(t []cqltext.Token, j int) bool {
+	if j == 0 {
+		return true
+	}
+	prev := t[j-1]
+	// Column lists and assignments put the keyword after ( , = . or a bind marker.
+	return !(prev.IsPunct("(") || prev.IsPunct(",") || prev.IsPunct("=") || prev.IsPunct("."))
+}
+
+// write checks the clauses every write shares: IF (LWT), functions, USING. Function
+// calls are looked for after the table name and column list (from VALUES/JSON in an
+// INSERT, from the token after the table in an UPDATE, from WHERE in a DELETE).
+func (c *classifier) write(t []cqltext.Token) {
+	for i, tok := range t {
+		if tok.Is("if") && !(i > 0 && t[i-1].IsPunct(".")) {
+			c.v.Conditional = true
+			c.v.notIdempotent("lightweight transaction (" + clause(t[i:]) + ")")
+		}
+		if tok.Is("timestamp") && i > 0 && (t[i-1].Is("using") || t[i-1].Is("and")) {
+			if i+1 < len(t) && t[i+1].Kind == cqltext.Number {
+				c.v.note("literal USING TIMESTAMP: every attempt writes the same timestamp")
+			}
+		}
+	}
+	start := len(t)
+	switch {
+	case t[0].Is("insert"):
+		if i := indexKeyword(t, "values", 0); i >= 0 {
+			start = i
+		} else if i := indexKeyword(t, "json", 0); i >= 0 {
+			start = i
+		}
+	case t[0].Is("update"):
+		start = 2
+		if len(t) > 3 && t[2].IsPunct(".") {
+			start = 4
+		}
+	case t[0].Is("delete"):
+		if i := indexKeyword(t, "where", 0); i >= 0 {
+			start = i
+		}
+	}
+	if start < len(t) {
+		c.functions(t[start:])
+	}
+}
+
+// functions flags server-side non-deterministic (or unknown) function calls.
+func (c *classifier) functions(t []cqltext.Token) {
+	for i := 0; i+1 < len(t); i++ {
+		if (t[i].Kind != cqltext.Ident && t[i].Kind != cqltext.QIdent) || !t[i+1].IsPunct("(") {
+			continue
+		}
+		name := t[i].Lower
+		if t[i].Kind == cqltext.QIdent {
+			name = strings.ToLower(t[i].Text)
+		}
+		// Keywords followed by "(" that are not calls.
+		if t[i].Kind == cqltext.Ident && syntaxBeforeParen[name] {
+			continue
+		}
+		// keyspace.function(
+		if i >= 2 && t[i-1].IsPunct(".") {
+			c.v.notIdempotent(fmt.Sprintf("user-defined function %s.%s() may be non-deterministic", t[i-2].Text, t[i].Text))
+			continue
+		}
+		switch {
+		case nonDeterministic[name]:
+			c.v.notIdempotent(fmt.Sprintf("server-side non-deterministic function %s() in a write", t[i].Text))
+		case deterministic[name] || strings.HasPrefix(name, "blobas") || strings.HasSuffix(name, "asblob"):
+		default:
+			c.v.notIdempotent(fmt.Sprintf("unknown function %s() in a write may be non-deterministic", t[i].Text))
+		}
+	}
+}
+
+var syntaxBeforeParen = map[string]bool{
+	"values": true, "in": true, "insert": true, "into": true, "and": true, "where": true,
+	"set": true, "token": false, "contains": true, "key": true, "exists": true, "not": true,
+	"if": true, "using": true, "json": true, "default": true, "unset": true, "null": true,
+	"frozen": true, "list": true, "set_": true, "map": true, "tuple": true, "from": true,
+}
+
+var nonDeterministic = map[string]bool{
+	"now": true, "uuid": true, "currenttimestamp": true, "currentdate": true, "currenttime": true,
+	"currenttimeuuid": true, "random": true,
+}
+
+var deterministic = map[string]bool{
+	"token": true, "totimestamp": true, "tounixtimestamp": true, "todate": true, "dateof": true,
+	"unixtimestampof": true, "mintimeuuid": true, "maxtimeuuid": true, "fromjson": true,
+	"tojson": true, "cast": true, "writetime": true, "maxwritetime": true, "ttl": true,
+	"abs": true, "exp": true, "log": true, "log10": true, "round": true, "floor": true,
+	"ceil": true, "mask_null": true, "mask_default": true, "mask_replace": true,
+	"mask_inner": true, "mask_outer": true, "mask_hash": true, "collection_count": true,
+	"collection_min": true, "collection_max": true, "collection_sum": true,
+	"collection_avg": true, "map_keys": true, "map_values": true,
+}
+
+// update classifies UPDATE t [USING …] SET assignments WHERE … [IF …].
+func (c *classifier) update(t []cqltext.Token) {
+	c.write(t)
+	ks, table := tableName(t, 1)
+	set := indexKeyword(t, "set", 0)
+	if set < 0 {
+		c.v.notIdempotent("UPDATE without SET")
+		return
+	}
+	where := indexKeyword(t, "where", set)
+	if where < 0 {
+		where = len(t)
+	}
+	for _, a := range splitTop(t[set+1:where], ",") {
+		c.assignment(ks, table, a)
+	}
+}
+
+// assignment classifies one SET assignment.
+func (c *classifier) assignment(ks, table string, a []cqltext.Token) {
+	eq := -1
+	for i, tok := range a {
+		if tok.IsPunct("=") {
+			eq = i
+			break
+		}
+	}
+	if eq < 1 || eq+1 >= len(a) {
+		return
+	}
+	col := identName(a[0])
+	if eq > 1 {
+		// c[?] = v: positional list set or map entry; same value twice has one effect.
+		return
+	}
+	rhs := a[eq+1:]
+	// c = c + x, c = c - x, c = x + c
+	selfLeft := len(rhs) >= 3 && identName(rhs[0]) == col && (rhs[1].IsPunct("+") || rhs[1].IsPunct("-"))
+	selfRight := len(rhs) >= 3 && identName(rhs[len(rhs)-1]) == col && rhs[len(rhs)-2].IsPunct("+")
+	if !selfLeft && !selfRight {
+		return
+	}
+	kind := ColumnUnknown
+	if c.schema != nil {
+		kind = c.schema.ColumnKind(ks, table, col)
+	}
+	expr := clause(a)
+	if selfRight {
+		// x + c: list prepend (counters and sets do not take this form idempotently).
+		if kind == ColumnSet || kind == ColumnMap {
+			return
+		}
+		c.v.notIdempotent(fmt.Sprintf("list prepend %q", expr))
+		return
+	}
+	operand := rhs[2:]
+	minus := rhs[1].IsPunct("-")
+	switch kind {
+	case ColumnCounter:
+		c.v.notIdempotent(fmt.Sprintf("counter update %q", expr))
+		return
+	case ColumnSet, ColumnMap:
+		return
+	case ColumnList:
+		if minus {
+			return // removes every occurrence: repeatable
+		}
+		c.v.notIdempotent(fmt.Sprintf("list append %q", expr))
+		return
+	}
+	// No metadata: judge by the operand's literal shape.
+	switch {
+	case len(operand) > 0 && operand[0].IsPunct("{"):
+		return // set or map literal: adding or removing elements is repeatable
+	case len(operand) > 0 && operand[0].IsPunct("["):
+		if minus {
+			return
+		}
+		c.v.notIdempotent(fmt.Sprintf("list append %q", expr))
+	case len(operand) > 0 && operand[0].Kind == cqltext.Number:
+		c.v.notIdempotent(fmt.Sprintf("counter update %q", expr))
+	default:
+		c.v.notIdempotent(fmt.Sprintf("counter or list %q (a set or map would be idempotent: schema metadata can tell)", expr))
+	}
+}
+
+// delete classifies DELETE [selection] FROM t … [IF …].
+func (c *classifier) delete(t []cqltext.Token) {
+	c.write(t)
+	from := indexKeyword(t, "from", 0)
+	if from < 0 {
+		c.v.notIdempotent("DELETE without FROM")
+		return
+	}
+	ks, table := tableName(t, from+1)
+	for _, sel := range splitTop(t[1:from], ",") {
+		if len(sel) >= 2 && sel[1].IsPunct("[") {
+			col := identName(sel[0])
+			kind := ColumnUnknown
+			if c.schema != nil {
+				kind = c.schema.ColumnKind(ks, table, col)
+			}
+			switch kind {
+			case ColumnMap, ColumnSet:
+			case ColumnList:
+				c.v.notIdempotent(fmt.Sprintf("positional list delete %q", clause(sel)))
+			default:
+				c.v.notIdempotent(fmt.Sprintf("element delete %q could be a positional list delete (a map would be idempotent: schema metadata can tell)", clause(sel)))
+			}
+		}
+	}
+}
+
+// tableName reads [keyspace.]table starting at t[i].
+func tableName(t []cqltext.Token, i int) (string, string) {
+	if i < len(t) && t[i].Is("into") {
+		i++
+	}
+	if i >= len(t) {
+		return "", ""
+	}
+	if i+2 < len(t) && t[i+1].IsPunct(".") {
+		return identName(t[i]), identName(t[i+2])
+	}
+	return "", identName(t[i])
+}
+
+func identName(t cqltext.Token) string {
+	switch t.Kind {
+	case cqltext.QIdent:
+		return t.Text
+	case cqltext.Ident:
+		return t.Lower
+	}
+	return ""
+}
+
+func indexKeyword(t []cqltext.Token, kw string, from int) int {
+	depth := 0
+	for i := from; i < len(t); i++ {
+		switch {
+		case t[i].IsPunct("(") || t[i].IsPunct("[") || t[i].IsPunct("{"):
+			depth++
+		case t[i].IsPunct(")") || t[i].IsPunct("]") || t[i].IsPunct("}"):
+			depth--
+		case depth == 0 && t[i].Is(kw):
+			return i
+		}
+	}
+	return -1
+}
+
+func splitTop(t []cqltext.Token, sep string) [][]cqltext.Token {
+	var out [][]cqltext.Token
+	depth, start := 0, 0
+	for i, tok := range t {
+		switch {
+		case tok.IsPunct("(") || tok.IsPunct("[") || tok.IsPunct("{"):
+			depth++
+		case tok.IsPunct(")") || tok.IsPunct("]") || tok.IsPunct("}"):
+			depth--
+		case depth == 0 && tok.IsPunct(sep):
+			out = append(out, t[start:i])
+			start = i + 1
+		}
+	}
+	if start < len(t) {
+		out = append(out, t[start:])
+	}
+	return out
+}
+
+func hasSeq(t []cqltext.Token, kws ...string) bool {
+outer:
+	for i := 0; i+len(kws) <= len(t); i++ {
+		for j, kw := range kws {
+			if !t[i+j].Is(kw) {
+				continue outer
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// clause renders tokens back as compact CQL for a reason line (at most 60 bytes).
+func clause(t []cqltext.Token) string {
+	var b strings.Builder
+	for i, tok := range t {
+		if i > 0 && !(tok.IsPunct(",") || tok.IsPunct("]") || tok.IsPunct(")") || tok.IsPunct("[") || tok.IsPunct("(") || t[i-1].IsPunct("[") || t[i-1].IsPunct("(")) {
+			b.WriteByte(' ')
+		}
+		switch tok.Kind {
+		case cqltext.String:
+			b.WriteString("'" + strings.ReplaceAll(tok.Text, "'", "''") + "'")
+		case cqltext.QIdent:
+			b.WriteString(cqltext.Quote(tok.Text))
+		default:
+			b.WriteString(tok.Text)
+		}
+		if b.Len() > 60 {
+			return b.String()[:57] + "…"
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,181 @@
+package retry
+
+import (
+	"strings"
+	"testing"
+)
+
+type mapSchema map[string]ColumnKind
+
+func (m mapSchema) ColumnKind(ks, table, col string) ColumnKind { return m[table+"."+col] }
+
+func TestClassify(t *testing.T) {
+	for _, tc := range []struct {
+		cql    string
+		want   bool
+		kind   Kind
+		reason string // substring of a reason when not idempotent
+	}{
+		// Reads.
+		{cql: "SELECT * FROM t WHERE id = ?", want: true, kind: KindRead},
+		{cql: "select now() from system.local", want: true, kind: KindRead},
+		{cql: "  SELECT a FROM t -- trailing comment", want: true, kind: KindRead},
+		// Plain writes.
+		{cql: "INSERT INTO t (id, a) VALUES (?, ?)", want: true, kind: KindWrite},
+		{cql: "INSERT INTO ks.t (id, a) VALUES (?, ?) USING TTL 60", want: true, kind: KindWrite},
+		{cql: "INSERT INTO t (id, a) VALUES (?, ?) USING TIMESTAMP ?", want: true, kind: KindWrite},
+		{cql: `INSERT INTO "MyKs"."T" ("Id", "if") VALUES (:id, :x)`, want: true, kind: KindWrite},
+		{cql: "INSERT INTO t JSON ?", want: true, kind: KindWrite},
+		{cql: "UPDATE t SET a = ?, b = ? WHERE id = ?", want: true, kind: KindWrite},
+		{cql: "UPDATE t USING TTL 5 SET a = 'x' WHERE id = 1", want: true, kind: KindWrite},
+		{cql: "DELETE FROM t WHERE id = ?", want: true, kind: KindWrite},
+		{cql: "DELETE a, b FROM t WHERE id = ? AND c IN (?, ?)", want: true, kind: KindWrite},
+		{cql: "UPDATE t SET m[?] = ? WHERE id = ?", want: true},
+		{cql: "UPDATE t SET l[2] = 'x' WHERE id = 1", want: true},
+		{cql: "UPDATE t SET s = s + {'a'} WHERE id = 1", want: true},
+		{cql: "UPDATE t SET m = m + {'k': 'v'} WHERE id = 1", want: true},
+		{cql: "UPDATE t SET s = s - {'a'} WHERE id = 1", want: true},
+		{cql: "UPDATE t SET l = l - ['a'] WHERE id = 1", want: true},
+		{cql: "UPDATE t SET a = b + ? WHERE id = 1", want: true}, // not self-referencing: not CQL-valid but not an accumulator
+		{cql: "INSERT INTO t (id, ts) VALUES (?, toTimestamp(?))", want: true},
+		{cql: "INSERT INTO t (id, b) VALUES (?, textAsBlob(?))", want: true},
+		{cql: "UPDATE t SET a = ? WHERE token(id) > ?", want: true},
+		{cql: "INSERT INTO t (id, a) VALUES (?, 'now()')", want: true}, // string literal, not a call
+		{cql: "INSERT INTO t (id, a) VALUES (?, $$uuid()$$)", want: true},
+		{cql: "INSERT INTO t (id, a) VALUES (?, ?) /* now() */", want: true},
+		{cql: "INSERT INTO t (id, a) VALUES (?, 'it''s; uuid()')", want: true},
+		// Accumulators.
+		{cql: "UPDATE c SET n = n + 1 WHERE id = ?", reason: "counter update"},
+		{cql: "UPDATE c SET n = n + ? WHERE id = ?", reason: "counter or list"},
+		{cql: "update c set n = n - ? where id = ?", reason: "counter or list"},
+		{cql: `UPDATE c SET "N" = "N" + ? WHERE id = ?`, reason: "counter or list"},
+		{cql: "UPDATE t SET l = l + ['x'] WHERE id = 1", reason: "list append"},
+		{cql: "UPDATE t SET l = ['x'] + l WHERE id = 1", reason: "list prepend"},
+		{cql: "UPDATE t SET l = ? + l WHERE id = 1", reason: "list prepend"},
+		{cql: "DELETE l[?] FROM t WHERE id = ?", reason: "element delete"},
+		{cql: "DELETE l[0], a FROM t WHERE id = ?", reason: "positional list delete"[9:]},
+		// Server-side non-determinism.
+		{cql: "INSERT INTO t (id, a) VALUES (now(), ?)", reason: "now()"},
+		{cql: "INSERT INTO t (id, a) VALUES (uuid(), ?)", reason: "uuid()"},
+		{cql: "INSERT INTO t (id, ts) VALUES (?, toTimestamp(now()))", reason: "now()"},
+		{cql: "INSERT INTO t (id, ts) VALUES (?, currentTimestamp())", reason: "currentTimestamp()"},
+		{cql: "UPDATE t SET d = currentDate() WHERE id = ?", reason: "currentDate()"},
+		{cql: "INSERT INTO t (id, a) VALUES (?, ks.myfn(?))", reason: "user-defined function"},
+		{cql: "INSERT INTO t (id, a) VALUES (?, myfn(?))", reason: "unknown function"},
+		{cql: "DELETE FROM t WHERE id = now()", reason: "now()"},
+		// LWT.
+		{cql: "INSERT INTO t (id) VALUES (?) IF NOT EXISTS", reason: "lightweight transaction"},
+		{cql: "UPDATE t SET a = ? WHERE id = ? IF a = ?", reason: "lightweight transaction"},
+		{cql: "UPDATE t SET a = ? WHERE id = ? IF EXISTS", reason: "lightweight transaction"},
+		{cql: "DELETE FROM t WHERE id = ? IF EXISTS", reason: "lightweight transaction"},
+		// Batches.
+		{cql: "BEGIN UNLOGGED BATCH INSERT INTO a (id) VALUES (?); INSERT INTO b (id) VALUES (?); APPLY BATCH", want: true, kind: KindBatch},
+		{cql: "BEGIN BATCH USING TIMESTAMP 5 INSERT INTO a (id) VALUES (?) DELETE FROM b WHERE id = ? APPLY BATCH", want: true, kind: KindBatch},
+		{cql: "BEGIN BATCH INSERT INTO a (id) VALUES (?); UPDATE c SET n = n + 1 WHERE id = ?; APPLY BATCH", reason: "counter update", kind: KindBatch},
+		{cql: "BEGIN COUNTER BATCH UPDATE c SET n = n + ? WHERE id = ?; APPLY BATCH", reason: "COUNTER batch"},
+		{cql: "begin batch insert into a (id, t) values (?, now()) apply batch", reason: "now()"},
+		{cql: "BEGIN BATCH INSERT INTO a (id) VALUES (?)", reason: "APPLY BATCH"},
+		{cql: "INSERT INTO a (id) VALUES (?); INSERT INTO b (id) VALUES (?)", want: true, kind: KindBatch},
+		// Other statements.
+		{cql: "TRUNCATE t", reason: "TRUNCATE"},
+		{cql: "CREATE TABLE IF NOT EXISTS t (id int PRIMARY KEY)", want: true, kind: KindSchema},
+		{cql: "CREATE TABLE t (id int PRIMARY KEY)", reason: "IF [NOT] EXISTS"},
+		{cql: "DROP TABLE IF EXISTS t", want: true, kind: KindSchema},
+		{cql: "ALTER TABLE t WITH gc_grace_seconds = 3600", want: true, kind: KindSchema},
+		{cql: "ALTER TABLE t ADD c int", reason: "ADD"},
+		{cql: "USE ks", want: true},
+		// Not CQL.
+		{cql: "", reason: "empty"},
+		{cql: "   ;; -- nothing", reason: "empty"},
+		{cql: "INSERT INTO t (a) VALUES ('unterminated", reason: "not CQL"},
+		{cql: "SELECT * FROM t /* open", reason: "not CQL"},
+		{cql: "FROBNICATE t", reason: "unrecognised"},
+		{cql: "SELECT # FROM t", reason: "not CQL"},
+	} {
+		v := Classify(tc.cql)
+		if v.Idempotent != tc.want {
+			t.Errorf("Classify(%q).Idempotent = %v, want %v (reasons %q)", tc.cql, v.Idempotent, tc.want, v.Reasons)
+			continue
+		}
+		if tc.kind != KindUnknown && v.Kind != tc.kind {
+			t.Errorf("Classify(%q).Kind = %v, want %v", tc.cql, v.Kind, tc.kind)
+		}
+		if !tc.want && !strings.Contains(strings.Join(v.Reasons, "\n"), tc.reason) {
+			t.Errorf("Classify(%q) reasons %q, want one mentioning %q", tc.cql, v.Reasons, tc.reason)
+		}
+		if tc.want && len(v.Reasons) != 0 {
+			t.Errorf("Classify(%q) idempotent but gives reasons %q", tc.cql, v.Reasons)
+		}
+	}
+}
+
+func TestClassifyWithSchema(t *testing.T) {
+	schema := mapSchema{"t.s": ColumnSet, "t.m": ColumnMap, "t.l": ColumnList, "c.n": ColumnCounter}
+	for _, tc := range []struct {
+		cql  string
+		want bool
+	}{
+		{"UPDATE t SET s = s + ? WHERE id = ?", true},
+		{"UPDATE t SET m = m + ? WHERE id = ?", true},
+		{"UPDATE ks.t SET m = m - ? WHERE id = ?", true},
+		{"UPDATE t SET l = l + ? WHERE id = ?", false},
+		{"UPDATE t SET l = l - ? WHERE id = ?", true},
+		{"UPDATE c SET n = n + ? WHERE id = ?", false},
+		{"UPDATE c SET n = n - ? WHERE id = ?", false},
+		{"DELETE m[?] FROM t WHERE id = ?", true},
+		{"DELETE l[?] FROM t WHERE id = ?", false},
+		{"UPDATE t SET x = x + ? WHERE id = ?", false}, // unknown column: conservative
+	} {
+		if v := ClassifyWithSchema(tc.cql, schema); v.Idempotent != tc.want {
+			t.Errorf("ClassifyWithSchema(%q) = %v (%q), want %v", tc.cql, v.Idempotent, v.Reasons, tc.want)
+		}
+	}
+}
+
+func TestClassifyFlags(t *testing.T) {
+	v := Classify("INSERT INTO t (id) VALUES (?) IF NOT EXISTS")
+	if !v.Conditional || !v.Writes || v.Statements != 1 {
+		t.Fatalf("LWT flags: %+v", v)
+	}
+	v = Classify("SELECT * FROM t")
+	if v.Writes || v.Conditional {
+		t.Fatalf("read flags: %+v", v)
+	}
+	v = Classify("BEGIN BATCH INSERT INTO a (id) VALUES (1) INSERT INTO b (id) VALUES (2) APPLY BATCH")
+	if v.Statements != 3 || !v.Writes { // the batch and its two statements
+		t.Fatalf("batch flags: %+v", v)
+	}
+	v = Classify("INSERT INTO t (id) VALUES (1) USING TIMESTAMP 12345")
+	if len(v.Notes) == 0 {
+		t.Fatal("literal USING TIMESTAMP not noted")
+	}
+}
+
+func FuzzClassify(f *testing.F) {
+	for _, s := range []string{
+		"SELECT * FROM t", "UPDATE c SET n = n + ? WHERE id = ?", "BEGIN BATCH APPLY BATCH",
+		"INSERT INTO t (a) VALUES ('x''y', $$z$$, \"q\"\"q\", :b, 0xCAFE, 1.5e-3, -1)",
+		"DELETE l[?] FROM t WHERE id = ?", "/* */ -- \n // x\n", "UPDATE t SET", "DELETE FROM",
+		"BEGIN BATCH UPDATE t SET a = a + [1] WHERE k = 1; DELETE m[1] FROM t WHERE k = 1 APPLY BATCH",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v := Classify(s)
+		if v.Idempotent && len(v.Reasons) > 0 {
+			t.Fatalf("idempotent with reasons %q", v.Reasons)
+		}
+		if !v.Idempotent && len(v.Reasons) == 0 {
+			t.Fatal("not idempotent without a reason")
+		}
+		_ = ClassifyWithSchema(s, mapSchema{"t.a": ColumnList, "t.m": ColumnMap})
+	})
+}
+
+func BenchmarkClassify(b *testing.B) {
+	stmt := `BEGIN UNLOGGED BATCH DELETE FROM "ks"."t" USING TIMESTAMP ? WHERE id = ?; INSERT INTO "ks"."t" ("id", "a", "b", "c") VALUES (?, ?, ?, ?) USING TIMESTAMP ?; APPLY BATCH`
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = Classify(stmt)
+	}
+}

@@ -1,0 +1,163 @@
+package retry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/gocql/gocql"
+)
+
+type doKey struct{}
+
+// doRun remembers, across re-runs of Do's function, which steps (Exec and ExecBatch
+// calls, in order) have been applied and the timestamp each was pinned to.
+type doRun struct {
+	policy *Policy
+	mu     sync.Mutex
+	steps  []doStep
+	next   int
+	failed *doStep // the step that failed in the current run
+}
+
+type doStep struct {
+	key        string
+	ts         int64
+	done       bool
+	idempotent bool
+}
+
+// Do runs multi-statement work with retry instead of rollback. fn issues its writes
+// through Exec and ExecBatch with the ctx it is given; each such call is a step. When a
+// step fails with a retryable error and is idempotent, Do waits (backoff) and calls fn
+// again: steps that already succeeded return nil at once without touching Cassandra,
+// and the failed step is re-sent with the timestamp it was pinned to the first time.
+// Nothing is undone. fn must issue the same statements in the same order on every run
+// (Exec returns ErrNondeterministic otherwise) and should hold no other side effects.
+//
+// Do gives up and returns the error when it is not retryable (errors fn returns on its
+// own are not), when the failed step is not idempotent, when the policy's attempts are
+// exhausted, or when ctx is done. Within each step the policy also retries at once on
+// its own, as Exec does.
+func Do(ctx context.Context, fn func(ctx context.Context) error, opts ...Option) error {
+	if fn == nil {
+		return errors.New("retry: Do needs a function")
+	}
+	p := NewPolicy(opts...)
+	run := &doRun{policy: p}
+	rctx := context.WithValue(ctx, doKey{}, run)
+	for attempt := 1; ; attempt++ {
+		run.mu.Lock()
+		run.next, run.failed = 0, nil
+		run.mu.Unlock()
+		err := fn(rctx)
+		if err == nil {
+			return nil
+		}
+		run.mu.Lock()
+		failed := run.failed
+		run.mu.Unlock()
+		ev := Event{Attempt: attempt, Err: err, Class: ClassifyError(err), Statement: "Do",
+			Idempotent: failed != nil && failed.idempotent}
+		switch {
+		case failed == nil:
+			ev.Why = "the error did not come from an Exec step"
+		case !ev.Idempotent:
+			ev.Why = "failed step is not idempotent"
+		case !ev.Class.Retryable():
+			ev.Why = "error class " + ev.Class.String() + " is not retryable"
+		case attempt >= p.cfg.maxAttempts:
+			ev.Why = "attempts exhausted"
+		case ctx.Err() != nil:
+			ev.Why = "context done"
+		default:
+			ev.Retrying = true
+			ev.Delay = p.delay(attempt)
+		}
+		p.report(ev)
+		if !ev.Retrying {
+			return err
+		}
+		if serr := sleep(ctx, ev.Delay); serr != nil {
+			return err
+		}
+	}
+}
+
+func doFrom(ctx context.Context) *doRun {
+	run, _ := ctx.Value(doKey{}).(*doRun)
+	return run
+}
+
+// step claims the next step of the current run. It returns the step index, the
+// timestamp pinned the first time (0 if none yet) and whether it is already done.
+func (run *doRun) step(key string) (int, int64, bool, error) {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	i := run.next
+	run.next++
+	if i < len(run.steps) {
+		s := run.steps[i]
+		if s.key != key {
+			return i, 0, false, fmt.Errorf("%w: step %d was %q, now %q", ErrNondeterministic, i+1, s.key, key)
+		}
+		return i, s.ts, s.done, nil
+	}
+	run.steps = append(run.steps, doStep{key: key})
+	return i, 0, false, nil
+}
+
+func (run *doRun) finish(i int, ts int64, idempotent bool, err error) {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	run.steps[i].ts = ts
+	run.steps[i].idempotent = idempotent
+	if err == nil {
+		run.steps[i].done = true
+		return
+	}
+	s := run.steps[i]
+	run.failed = &s
+}
+
+// Exec executes q with safe retries (see Policy.Exec). Inside Do it is a step: skipped
+// when a previous run already applied it, re-sent with its first timestamp otherwise,
+// under Do's policy. Outside Do it uses a Policy built from opts.
+func Exec(ctx context.Context, q *gocql.Query, opts ...Option) error {
+	run := doFrom(ctx)
+	if run == nil {
+		return NewPolicy(opts...).Exec(ctx, q)
+	}
+	stmt := statementOf(q)
+	i, ts, done, err := run.step(stmt.CQL)
+	if err != nil || done {
+		return err
+	}
+	pq := run.policy.Pin(ctx, q, ts)
+	err = run.policy.execPinned(pq)
+	run.finish(i, pq.Timestamp, pq.Verdict.Idempotent, err)
+	return err
+}
+
+// ExecBatch executes b with safe retries (see Policy.ExecBatch); inside Do it is a step,
+// like Exec.
+func ExecBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch, opts ...Option) error {
+	run := doFrom(ctx)
+	if run == nil {
+		return NewPolicy(opts...).ExecBatch(ctx, s, b)
+	}
+	keys := make([]string, len(b.Entries))
+	for i, e := range b.Entries {
+		keys[i] = e.Stmt
+	}
+	i, ts, done, err := run.step("BATCH:" + strings.Join(keys, "\x00"))
+	if err != nil || done {
+		return err
+	}
+	pb := run.policy.PinBatch(ctx, b, ts)
+	err = run.policy.execPinnedBatch(s, pb)
+	run.finish(i, pb.Timestamp, pb.Verdict.Idempotent, err)
+	return err
+}
