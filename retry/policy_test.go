@@ -22,7 +22,7 @@ type fakeQuery struct {
 	cons       gocql.Consistency
 }
 
-func (q *fakeQuery) Attempts() int                       { return q.gocqlCount }
+func (q *fakeQuery) Attempts() int                      { return q.gocqlCount }
 func (q *fakeQuery) SetConsistency(c gocql.Consistency) { q.cons = c }
 func (q *fakeQuery) GetConsistency() gocql.Consistency  { return q.cons }
 func (q *fakeQuery) Context() context.Context           { return q.ctx }

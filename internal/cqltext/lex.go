@@ -12,12 +12,12 @@ type Kind int
 
 // Token kinds.
 const (
-	Ident    Kind = iota // unquoted identifier or keyword (Text as written; Lower lower-cased)
-	QIdent               // "quoted identifier" (Text is the unescaped name)
-	String               // 'string' or $$string$$ (Text is the unescaped value)
-	Number               // 12, -1.5e3, 0xCAFE (blob), uuid literals are Ident/Number runs
-	Bind                 // ? or :name
-	Punct                // one of ( ) , ; . = < > <= >= != + - * / [ ] { } :
+	Ident  Kind = iota // unquoted identifier or keyword (Text as written; Lower lower-cased)
+	QIdent             // "quoted identifier" (Text is the unescaped name)
+	String             // 'string' or $$string$$ (Text is the unescaped value)
+	Number             // 12, -1.5e3, 0xCAFE (blob), uuid literals are Ident/Number runs
+	Bind               // ? or :name
+	Punct              // one of ( ) , ; . = < > <= >= != + - * / [ ] { } :
 )
 
 // Token is one lexical token of a CQL statement.
