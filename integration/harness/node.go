@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -212,4 +214,26 @@ func (n *Node) checkReady(ctx context.Context) error {
 		return err
 	}
 	return s.AwaitSchemaAgreement(ctx)
+}
+
+// ClusterVia returns a cluster config like Cluster, but every connection goes to addr
+// (host:port) — a fault-injection proxy in front of the node. Only for single-node use.
+func (n *Node) ClusterVia(addr, keyspace string) (*gocql.ClusterConfig, error) {
+	host, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("harness: proxy address %q: %w", addr, err)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return nil, fmt.Errorf("harness: proxy port %q: %w", portStr, err)
+	}
+	ip := net.ParseIP(host)
+	if ip == nil {
+		return nil, fmt.Errorf("harness: proxy host %q is not an IP address", host)
+	}
+	cl := n.Cluster(keyspace)
+	cl.Hosts = []string{addr}
+	cl.DisableInitialHostLookup = true
+	cl.AddressTranslator = gocql.AddressTranslatorFunc(func(net.IP, int) (net.IP, int) { return ip, port })
+	return cl, nil
 }

@@ -1,0 +1,59 @@
+package retry_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/retry"
+)
+
+func ExampleClassify() {
+	for _, stmt := range []string{
+		"INSERT INTO users (id, name) VALUES (?, ?)",
+		"UPDATE page_views SET n = n + 1 WHERE page = ?",
+		"INSERT INTO events (id, at) VALUES (uuid(), toTimestamp(now()))",
+		"INSERT INTO users (id) VALUES (?) IF NOT EXISTS",
+	} {
+		v := retry.Classify(stmt)
+		fmt.Println(v.Idempotent, v.Reasons)
+	}
+	// Output:
+	// true []
+	// false [counter update "n = n + 1"]
+	// false [server-side non-deterministic function uuid() in a write server-side non-deterministic function now() in a write]
+	// false [lightweight transaction (IF NOT EXISTS)]
+}
+
+func ExampleNewPolicy() {
+	// A cluster-wide policy: never retries what is not idempotent.
+	policy := retry.NewPolicy(retry.ServicePreset(), retry.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, nil))))
+	cluster := gocql.NewCluster("127.0.0.1:9042")
+	cluster.RetryPolicy = policy
+	fmt.Println(policy.MaxAttempts())
+	// Output: 3
+}
+
+func ExampleDo() {
+	var session *gocql.Session // your session
+	if session == nil {
+		return
+	}
+	eventID := gocql.MustRandomUUID() // chosen once, before the first attempt
+	err := retry.Do(context.Background(), func(ctx context.Context) error {
+		if err := retry.Exec(ctx, session.Query(`INSERT INTO events (id, user_id) VALUES (?, ?)`, eventID, 7)); err != nil {
+			return err
+		}
+		return retry.Exec(ctx, session.Query(`INSERT INTO user_events (user_id, event_id) VALUES (?, ?)`, 7, eventID))
+	}, retry.WithMaxAttempts(5), retry.WithBackoff(50*time.Millisecond, time.Second))
+	var unknown *retry.OutcomeUnknownError
+	if errors.As(err, &unknown) {
+		// Safe to re-apply later: same statements, same values, same timestamp.
+		fmt.Println("re-apply later at timestamp", unknown.Timestamp)
+	}
+}
