@@ -2,10 +2,14 @@ module github.com/cqlsafe/cqlsafe
 
 go 1.24
 
-require github.com/gocql/gocql v1.7.0
+require (
+	github.com/gocql/gocql v1.7.0
+	github.com/scylladb/gocqlx/v2 v2.8.0
+)
 
 require (
-	github.com/golang/snappy v0.0.3 // indirect
+	github.com/golang/snappy v0.0.4 // indirect
 	github.com/hailocab/go-hostpool v0.0.0-20160125115350-e80d13ce29ed // indirect
+	github.com/scylladb/go-reflectx v1.0.1 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 )

@@ -182,3 +182,9 @@ func statementOf(q *gocql.Query) Statement {
 	}
 	return Statement{CQL: text}
 }
+
+// ExecBatchAt pins b to timestamp ts (see PinBatch) and executes it, with Exec's error
+// contract. Callers that reserve timestamps themselves (overwrite) use it.
+func (p *Policy) ExecBatchAt(ctx context.Context, s *gocql.Session, b *gocql.Batch, ts int64) error {
+	return p.execPinnedBatch(s, p.PinBatch(ctx, b, ts))
+}

@@ -1,0 +1,335 @@
+package overwrite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/clientid"
+	"github.com/cqlsafe/cqlsafe/retry"
+)
+
+// Scope is what an overwrite's DELETE removes.
+type Scope int
+
+const (
+	// ScopeRow: a row deletion (the table has clustering columns; sibling rows and
+	// static columns survive).
+	ScopeRow Scope = iota
+	// ScopePartition: a partition deletion (Partition, or a table without clustering
+	// columns, where the row is the partition).
+	ScopePartition
+)
+
+func (s Scope) String() string {
+	if s == ScopePartition {
+		return "partition"
+	}
+	return "row"
+}
+
+// Result reports an overwrite.
+type Result struct {
+	// Timestamp is N: the DELETE was written at N, the INSERTs at N+1.
+	Timestamp int64
+	Scope     Scope
+	Rows      int
+	// Batches is how many batches were sent: 1 unless Partition had to split.
+	Batches int
+}
+
+// Option configures Row and Partition.
+type Option func(*options) error
+
+type options struct {
+	ts          int64
+	clock       *clientid.Clock
+	ttl         int
+	consistency gocql.Consistency
+	serial      gocql.SerialConsistency
+	policy      *retry.Policy
+	maxBytes    int
+}
+
+// defaults: N from clientid.ProcessClock() (two values reserved), no TTL, the session's
+// consistency, retries through retry.NewPolicy(), batches split above 4 MiB of values.
+func defaults() options {
+	return options{clock: clientid.ProcessClock(), maxBytes: 4 << 20}
+}
+
+// WithTimestamp pins N yourself (µs since the epoch): the DELETE is written at n and the
+// INSERT at n+1. Use it to re-apply an overwrite with its original timestamp. n must be
+// positive.
+func WithTimestamp(n int64) Option {
+	return func(o *options) error {
+		if n <= 0 || n == 1<<63-1 {
+			return fmt.Errorf("overwrite: timestamp %d out of range", n)
+		}
+		o.ts = n
+		return nil
+	}
+}
+
+// WithClock draws N from c (two consecutive values reserved, so no other write of this
+// process receives N+1). Default clientid.ProcessClock().
+func WithClock(c *clientid.Clock) Option {
+	return func(o *options) error {
+		if c == nil {
+			return errors.New("overwrite: nil clock")
+		}
+		o.clock = c
+		return nil
+	}
+}
+
+// WithTTL gives the written cells a time to live (the delete has none).
+func WithTTL(d time.Duration) Option {
+	return func(o *options) error {
+		if d < time.Second || d > 20*365*24*time.Hour {
+			return fmt.Errorf("overwrite: TTL %v outside 1s..20 years", d)
+		}
+		o.ttl = int(d / time.Second)
+		return nil
+	}
+}
+
+// WithConsistency sets the batch's consistency level.
+func WithConsistency(c gocql.Consistency) Option {
+	return func(o *options) error { o.consistency = c; return nil }
+}
+
+// WithSerialConsistency sets the batch's serial consistency (for completeness: an
+// overwrite has no conditions).
+func WithSerialConsistency(c gocql.SerialConsistency) Option {
+	return func(o *options) error { o.serial = c; return nil }
+}
+
+// WithRetryPolicy retries through p (default retry.NewPolicy()). The batch is
+// idempotent: every attempt re-sends the same timestamps.
+func WithRetryPolicy(p *retry.Policy) Option {
+	return func(o *options) error {
+		if p == nil {
+			return errors.New("overwrite: nil retry policy")
+		}
+		o.policy = p
+		return nil
+	}
+}
+
+// WithMaxBatchBytes bounds the values in one batch of Partition (default 4 MiB, well
+// under Cassandra's maximum mutation size). Larger partitions are split into several
+// batches: see Partition.
+func WithMaxBatchBytes(n int) Option {
+	return func(o *options) error {
+		if n < 1024 {
+			return fmt.Errorf("overwrite: max batch bytes %d below 1024", n)
+		}
+		o.maxBytes = n
+		return nil
+	}
+}
+
+func buildOptions(opts []Option) (options, error) {
+	o := defaults()
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt(&o); err != nil {
+			return o, err
+		}
+	}
+	if o.policy == nil {
+		o.policy = retry.NewPolicy(retry.WithClock(o.clock))
+	}
+	return o, nil
+}
+
+// Row replaces one row with ONE unlogged single-partition batch: a DELETE of the row at
+// timestamp N and an INSERT of the given columns at N+1. Columns the row does not give
+// (or gives as nil) are NULL afterwards because the delete removed them — they are bound
+// as gocql.UnsetValue, never as NULL — so the overwrite leaves one row (or partition)
+// tombstone instead of one cell tombstone per NULL column. Zero values (0, false, "")
+// are real values and are written.
+//
+// row is a map[string]any keyed by column name, or a struct (or pointer to one) whose
+// fields map to columns as in gocqlx (`db` tags, else snake_case names). Every partition
+// and clustering key column must be given and non-nil.
+//
+// Scope: with clustering columns the DELETE is a row deletion, so sibling rows in the
+// partition survive; without, it is the partition deletion (the row is the partition).
+// Static columns are written at N+1 when given and left untouched when absent.
+//
+// The two statements share one partition, so Cassandra applies them as one mutation:
+// atomically, and in isolation for readers of that partition. With equal timestamps
+// the delete would win and the row would vanish, hence N+1. The batch is idempotent
+// (same statements, same timestamps on every attempt) and retried through the retry
+// policy; a late retry of an older overwrite loses to a newer one.
+//
+// Bad input returns an *Error (see the sentinels) before anything is sent.
+func Row(ctx context.Context, s *gocql.Session, t *Table, row any, opts ...Option) (Result, error) {
+	if t == nil {
+		return Result{}, &Error{Err: ErrUnknownTable, Row: -1, Detail: "nil table"}
+	}
+	o, err := buildOptions(opts)
+	if err != nil {
+		return Result{}, err
+	}
+	values, err := t.rowValues(row, -1, make([]any, 0, len(t.columns)))
+	if err != nil {
+		return Result{}, err
+	}
+	if s == nil {
+		return Result{}, errors.New("overwrite: nil session")
+	}
+	n := o.ts
+	if n == 0 {
+		n = o.clock.Reserve(2)
+	}
+	scope := ScopeRow
+	del, keyCols := t.deleteRowCQL, len(t.PartitionKey)+len(t.Clustering)
+	if len(t.Clustering) == 0 {
+		scope = ScopePartition
+	}
+	delArgs := make([]any, 0, 1+keyCols)
+	delArgs = append(delArgs, n)
+	delArgs = append(delArgs, values[:keyCols]...)
+	b := s.NewBatch(gocql.UnloggedBatch)
+	b.Entries = make([]gocql.BatchEntry, 0, 2)
+	b.Query(del, delArgs...)
+	b.Query(t.insertCQL, append(values, o.ttl, n+1)...)
+	if err := o.exec(ctx, s, b, n); err != nil {
+		return Result{Timestamp: n, Scope: scope, Rows: 1, Batches: 1}, err
+	}
+	return Result{Timestamp: n, Scope: scope, Rows: 1, Batches: 1}, nil
+}
+
+func (o *options) exec(ctx context.Context, s *gocql.Session, b *gocql.Batch, n int64) error {
+	if o.consistency != 0 {
+		b.SetConsistency(o.consistency)
+	}
+	if o.serial != 0 {
+		b.SerialConsistency(o.serial)
+	}
+	// The statements carry their own timestamps; the batch's default is N+1 too.
+	return o.policy.ExecBatchAt(ctx, s, b, n+1)
+}
+
+// Partition replaces a whole partition: a partition DELETE at N and every row INSERTed at
+// N+1, in one unlogged batch. rows is a slice (or array) of rows as Row takes them; they
+// must all have the same partition key (ErrMixedPartitions), and at least one row is
+// needed (ErrNoRows). Afterwards the partition holds exactly the given rows.
+//
+// If the rows' values exceed the batch limit (WithMaxBatchBytes, default 4 MiB) the
+// work is split: the first batch holds the DELETE and the first rows, the others the
+// remaining rows, all at the same timestamps. Atomicity and isolation are then per
+// batch: between batches a reader can see the partition with only the first rows. Every
+// batch is idempotent, so retrying the whole call converges to the same end state.
+func Partition(ctx context.Context, s *gocql.Session, t *Table, rows any, opts ...Option) (Result, error) {
+	if t == nil {
+		return Result{}, &Error{Err: ErrUnknownTable, Row: -1, Detail: "nil table"}
+	}
+	o, err := buildOptions(opts)
+	if err != nil {
+		return Result{}, err
+	}
+	rv := reflect.ValueOf(rows)
+	if rows == nil || (rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array) {
+		return Result{}, tableErr(ErrNotARow, t, "", fmt.Sprintf("rows must be a slice, got %T", rows))
+	}
+	if rv.Len() == 0 {
+		return Result{}, tableErr(ErrNoRows, t, "", "")
+	}
+	all := make([][]any, rv.Len())
+	var firstKey [][]byte
+	for i := range all {
+		vals, err := t.rowValues(rv.Index(i).Interface(), i, make([]any, 0, len(t.columns)))
+		if err != nil {
+			return Result{}, err
+		}
+		key, err := t.partitionKeyBytes(vals)
+		if err != nil {
+			return Result{}, err
+		}
+		if i == 0 {
+			firstKey = key
+		} else if !sameKey(key, firstKey) {
+			e := tableErr(ErrMixedPartitions, t, "", "partition key differs from row 0")
+			e.Row = i
+			return Result{}, e
+		}
+		all[i] = vals
+	}
+	if s == nil {
+		return Result{}, errors.New("overwrite: nil session")
+	}
+	n := o.ts
+	if n == 0 {
+		n = o.clock.Reserve(2)
+	}
+	res := Result{Timestamp: n, Scope: ScopePartition, Rows: len(all)}
+	delArgs := append([]any{n}, all[0][:len(t.PartitionKey)]...)
+	b := s.NewBatch(gocql.UnloggedBatch)
+	b.Query(t.deletePartitionCQL, delArgs...)
+	size := 0
+	for i, vals := range all {
+		rowSize := valuesSize(vals)
+		if size > 0 && size+rowSize > o.maxBytes {
+			if err := o.exec(ctx, s, b, n); err != nil {
+				return res, fmt.Errorf("overwrite: batch %d (rows before %d): %w", res.Batches+1, i, err)
+			}
+			res.Batches++
+			b = s.NewBatch(gocql.UnloggedBatch)
+			size = 0
+		}
+		b.Query(t.insertCQL, append(vals, o.ttl, n+1)...)
+		size += rowSize
+	}
+	if err := o.exec(ctx, s, b, n); err != nil {
+		return res, err
+	}
+	res.Batches++
+	return res, nil
+}
+
+func (t *Table) partitionKeyBytes(vals []any) ([][]byte, error) {
+	out := make([][]byte, len(t.PartitionKey))
+	for i, c := range t.PartitionKey {
+		b, err := marshal(c.Type, vals[c.index])
+		if err != nil {
+			return nil, tableErr(ErrBadValue, t, c.Name, err.Error())
+		}
+		out[i] = b
+	}
+	return out, nil
+}
+
+func sameKey(a, b [][]byte) bool {
+	for i := range a {
+		if string(a[i]) != string(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// valuesSize estimates the bytes a row's values take on the wire.
+func valuesSize(vals []any) int {
+	n := 0
+	for _, v := range vals {
+		switch x := v.(type) {
+		case string:
+			n += len(x)
+		case []byte:
+			n += len(x)
+		default:
+			n += 16
+		}
+		n += 4
+	}
+	return n
+}

@@ -1,0 +1,52 @@
+package overwrite
+
+import (
+	"fmt"
+
+	"github.com/gocql/gocql"
+)
+
+// protoVersion is the protocol version type infos are stamped with for client-side
+// marshalling checks. Schema metadata leaves it unset, and gocql's collection
+// marshalling panics without it.
+const protoVersion = 4
+
+// withProto returns ti with the protocol version set throughout.
+func withProto(ti gocql.TypeInfo) gocql.TypeInfo {
+	switch t := ti.(type) {
+	case gocql.NativeType:
+		return gocql.NewNativeType(protoVersion, t.Type(), t.Custom())
+	case gocql.CollectionType:
+		out := gocql.CollectionType{NativeType: gocql.NewNativeType(protoVersion, t.Type(), t.Custom())}
+		if t.Key != nil {
+			out.Key = withProto(t.Key)
+		}
+		if t.Elem != nil {
+			out.Elem = withProto(t.Elem)
+		}
+		return out
+	case gocql.TupleTypeInfo:
+		out := gocql.TupleTypeInfo{NativeType: gocql.NewNativeType(protoVersion, t.Type(), t.Custom())}
+		for _, e := range t.Elems {
+			out.Elems = append(out.Elems, withProto(e))
+		}
+		return out
+	case gocql.UDTTypeInfo:
+		out := gocql.UDTTypeInfo{NativeType: gocql.NewNativeType(protoVersion, t.Type(), t.Custom()), KeySpace: t.KeySpace, Name: t.Name}
+		for _, e := range t.Elements {
+			out.Elements = append(out.Elements, gocql.UDTField{Name: e.Name, Type: withProto(e.Type)})
+		}
+		return out
+	}
+	return ti
+}
+
+// marshal is gocql.Marshal that turns a panic inside gocql into an error.
+func marshal(ti gocql.TypeInfo, v any) (b []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("gocql cannot marshal %T: %v", v, r)
+		}
+	}()
+	return gocql.Marshal(ti, v)
+}
