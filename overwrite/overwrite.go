@@ -56,7 +56,8 @@ type options struct {
 }
 
 // defaults: N from clientid.ProcessClock() (two values reserved), no TTL, the session's
-// consistency, retries through retry.NewPolicy(), batches split above 4 MiB of values.
+// consistency, retries through a retry.NewPolicy() kept with the Table, batches split
+// above 4 MiB of values.
 func defaults() options {
 	return options{clock: clientid.ProcessClock(), maxBytes: 4 << 20}
 }
@@ -133,7 +134,7 @@ func WithMaxBatchBytes(n int) Option {
 	}
 }
 
-func buildOptions(opts []Option) (options, error) {
+func buildOptions(t *Table, opts []Option) (options, error) {
 	o := defaults()
 	for _, opt := range opts {
 		if opt == nil {
@@ -143,8 +144,8 @@ func buildOptions(opts []Option) (options, error) {
 			return o, err
 		}
 	}
-	if o.policy == nil {
-		o.policy = retry.NewPolicy(retry.WithClock(o.clock))
+	if o.policy == nil && t != nil {
+		o.policy = t.policy
 	}
 	return o, nil
 }
@@ -175,11 +176,12 @@ func Row(ctx context.Context, s *gocql.Session, t *Table, row any, opts ...Optio
 	if t == nil {
 		return Result{}, &Error{Err: ErrUnknownTable, Row: -1, Detail: "nil table"}
 	}
-	o, err := buildOptions(opts)
+	o, err := buildOptions(t, opts)
 	if err != nil {
 		return Result{}, err
 	}
-	values, err := t.rowValues(row, -1, make([]any, 0, len(t.columns)))
+	// Room for the TTL and timestamp the INSERT binds after the columns.
+	values, err := t.rowValues(row, -1, make([]any, 0, len(t.columns)+2))
 	if err != nil {
 		return Result{}, err
 	}
@@ -233,7 +235,7 @@ func Partition(ctx context.Context, s *gocql.Session, t *Table, rows any, opts .
 	if t == nil {
 		return Result{}, &Error{Err: ErrUnknownTable, Row: -1, Detail: "nil table"}
 	}
-	o, err := buildOptions(opts)
+	o, err := buildOptions(t, opts)
 	if err != nil {
 		return Result{}, err
 	}
@@ -247,7 +249,7 @@ func Partition(ctx context.Context, s *gocql.Session, t *Table, rows any, opts .
 	all := make([][]any, rv.Len())
 	var firstKey [][]byte
 	for i := range all {
-		vals, err := t.rowValues(rv.Index(i).Interface(), i, make([]any, 0, len(t.columns)))
+		vals, err := t.rowValues(rv.Index(i).Interface(), i, make([]any, 0, len(t.columns)+2))
 		if err != nil {
 			return Result{}, err
 		}

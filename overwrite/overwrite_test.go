@@ -118,7 +118,7 @@ func TestSnakeCase(t *testing.T) {
 
 func TestOptionsRejectBadValues(t *testing.T) {
 	for _, o := range []Option{WithTimestamp(0), WithTimestamp(-1), WithTTL(0), WithClock(nil), WithRetryPolicy(nil), WithMaxBatchBytes(1)} {
-		if _, err := buildOptions([]Option{o}); err == nil {
+		if _, err := buildOptions(nil, []Option{o}); err == nil {
 			t.Error("bad option accepted")
 		}
 	}

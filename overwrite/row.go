@@ -40,7 +40,7 @@ func (t *Table) rowValues(row any, rowIndex int, dst []any) ([]any, error) {
 		if c.Collection && isEmptyCollection(v) {
 			return nil // an empty non-frozen collection is NULL in Cassandra
 		}
-		if _, err := marshal(c.Type, v); err != nil {
+		if err := fits(c.Type, v); err != nil {
 			return bad(ErrBadValue, name, fmt.Sprintf("%T for %s: %v", v, c.CQLType, err))
 		}
 		dst[i] = v

@@ -11,6 +11,7 @@ import (
 	"github.com/scylladb/gocqlx/v2/table"
 
 	"github.com/cqlsafe/cqlsafe/internal/cqltext"
+	"github.com/cqlsafe/cqlsafe/retry"
 )
 
 // ColumnRole is a column's part in the table.
@@ -55,6 +56,10 @@ type Table struct {
 
 	columns []Column       // all, in INSERT column order
 	byName  map[string]int // name → index in columns
+
+	// policy retries overwrites of this table unless WithRetryPolicy says otherwise; it
+	// caches the idempotence verdicts of the statements above.
+	policy *retry.Policy
 
 	insertCQL          string // INSERT INTO … (all columns) VALUES (…) USING TTL ? AND TIMESTAMP ?
 	deleteRowCQL       string // DELETE FROM … USING TIMESTAMP ? WHERE <primary key>
@@ -184,6 +189,7 @@ func fromMetadata(tm *gocql.TableMetadata) (*Table, error) {
 		}
 	}
 	t.buildStatements()
+	t.policy = retry.NewPolicy()
 	return t, nil
 }
 

@@ -50,3 +50,58 @@ func marshal(ti gocql.TypeInfo, v any) (b []byte, err error) {
 	}()
 	return gocql.Marshal(ti, v)
 }
+
+// fits reports whether v can be bound to a column of type ti, without allocating for
+// the common pairs (string→text, int→int, …) and by marshalling for the rest.
+func fits(ti gocql.TypeInfo, v any) error {
+	typ := ti.Type()
+	switch v.(type) {
+	case string:
+		if typ == gocql.TypeVarchar || typ == gocql.TypeText || typ == gocql.TypeAscii && isASCII(v.(string)) {
+			return nil
+		}
+	case int32, int16, int8:
+		if typ == gocql.TypeInt || typ == gocql.TypeBigInt {
+			return nil
+		}
+	case int:
+		if typ == gocql.TypeBigInt || typ == gocql.TypeInt && int(int32(v.(int))) == v.(int) {
+			return nil
+		}
+	case int64:
+		if typ == gocql.TypeBigInt {
+			return nil
+		}
+	case bool:
+		if typ == gocql.TypeBoolean {
+			return nil
+		}
+	case []byte:
+		if typ == gocql.TypeBlob {
+			return nil
+		}
+	case float64:
+		if typ == gocql.TypeDouble {
+			return nil
+		}
+	case float32:
+		if typ == gocql.TypeFloat {
+			return nil
+		}
+	case gocql.UUID:
+		if typ == gocql.TypeUUID {
+			return nil
+		}
+	}
+	_, err := marshal(ti, v)
+	return err
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}

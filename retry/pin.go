@@ -77,7 +77,7 @@ func (p *Policy) Pin(ctx context.Context, q *gocql.Query, ts int64) Pinned {
 // PinBatch is Pin for a batch: one timestamp for the whole batch (statements with their
 // own USING TIMESTAMP keep theirs), idempotent iff every statement is.
 func (p *Policy) PinBatch(ctx context.Context, b *gocql.Batch, ts int64) PinnedBatch {
-	st := &execState{statement: fmt.Sprintf("BATCH(%d)", len(b.Entries))}
+	st := &execState{statement: "BATCH"}
 	out := b.WithContext(context.WithValue(ctx, stateKey{}, st))
 	// The entries are shared with the caller's batch; copy before marking them.
 	out.Entries = append([]gocql.BatchEntry(nil), b.Entries...)
