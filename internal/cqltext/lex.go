@@ -25,7 +25,8 @@ type Token struct {
 	Kind  Kind
 	Text  string
 	Lower string // lower-cased Text, for keyword matching (Ident only)
-	Pos   int    // byte offset in the input
+	Pos   int    // byte offset of the token's first byte in the input
+	End   int    // byte offset just past the token in the input
 }
 
 // Is reports whether t is the unquoted keyword kw (case-insensitive; kw lower case).
@@ -48,7 +49,15 @@ func (e *LexError) Error() string { return fmt.Sprintf("cql: offset %d: %s", e.P
 func Lex(s string) ([]Token, error) {
 	var toks []Token
 	i := 0
+	// The previous iteration consumed exactly one token, white space or comment; a token
+	// without End yet ends here.
+	markEnd := func() {
+		if n := len(toks); n > 0 && toks[n-1].End == 0 {
+			toks[n-1].End = i
+		}
+	}
 	for i < len(s) {
+		markEnd()
 		c := s[i]
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
@@ -133,6 +142,7 @@ func Lex(s string) ([]Token, error) {
 			return toks, &LexError{i, fmt.Sprintf("unexpected character %q", rune(c))}
 		}
 	}
+	markEnd()
 	return toks, nil
 }
 

@@ -1,0 +1,70 @@
+package cqltext
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestLex(t *testing.T) {
+	toks, err := Lex(`SELECT "Quoted""Name", 'it''s', $$a;b$$, :bind, ? FROM t -- x` + "\n" + `/* y */ WHERE a >= 1.5e-3;`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		k    Kind
+		text string
+	}{{Ident, "SELECT"}, {QIdent, `Quoted"Name`}, {Punct, ","}, {String, "it's"}, {Punct, ","}, {String, "a;b"},
+		{Punct, ","}, {Bind, ":bind"}, {Punct, ","}, {Bind, "?"}, {Ident, "FROM"}, {Ident, "t"}, {Ident, "WHERE"},
+		{Ident, "a"}, {Punct, ">="}, {Number, "1.5e-3"}, {Punct, ";"}}
+	if len(toks) != len(want) {
+		t.Fatalf("%d tokens: %+v", len(toks), toks)
+	}
+	for i, w := range want {
+		if toks[i].Kind != w.k || toks[i].Text != w.text {
+			t.Errorf("token %d = %v %q, want %v %q", i, toks[i].Kind, toks[i].Text, w.k, w.text)
+		}
+	}
+	if toks[1].End-toks[1].Pos != len(`"Quoted""Name"`) {
+		t.Errorf("End of quoted identifier: %d..%d", toks[1].Pos, toks[1].End)
+	}
+	for _, bad := range []string{"'open", `"open`, "/* open", "$$ open", "a # b"} {
+		var le *LexError
+		if _, err := Lex(bad); !errors.As(err, &le) {
+			t.Errorf("Lex(%q) err = %v", bad, err)
+		}
+	}
+}
+
+func TestValidNameAndQuote(t *testing.T) {
+	for _, ok := range []string{"a", "A_1", "events_2026"} {
+		if err := ValidName(ok); err != nil {
+			t.Errorf("ValidName(%q) = %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "a-b", `a"b`, "a b", "ü", "012345678901234567890123456789012345678901234567890"} {
+		if err := ValidName(bad); !errors.Is(err, ErrIdentifier) {
+			t.Errorf("ValidName(%q) = %v", bad, err)
+		}
+	}
+	if Quote(`we"ird`) != `"we""ird"` || QuoteQualified("ks", "T") != `"ks"."T"` {
+		t.Fatal("quoting")
+	}
+}
+
+func FuzzLex(f *testing.F) {
+	f.Add(`INSERT INTO t (a) VALUES ('x', "y", $$z$$, :b, ?, 0xFF, -1.5E+3) -- c`)
+	f.Fuzz(func(t *testing.T, s string) {
+		toks, err := Lex(s)
+		if err != nil {
+			return
+		}
+		prev := 0
+		for _, tok := range toks {
+			if tok.Pos < prev || tok.End <= tok.Pos || tok.End > len(s) {
+				t.Fatalf("token %+v out of order or bounds (len %d)", tok, len(s))
+			}
+			prev = tok.End
+		}
+		_ = Split(toks)
+	})
+}
