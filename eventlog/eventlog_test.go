@@ -1,0 +1,64 @@
+package eventlog
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/gocql/gocql"
+)
+
+func TestNewRejectsBadNames(t *testing.T) {
+	for _, tc := range [][2]string{{"", "events"}, {"app", ""}, {"app", `ev"il`}, {"app", "x234567890123456789012345678901234567890123"}} {
+		if _, err := New(&gocql.Session{}, tc[0], tc[1]); !errors.Is(err, ErrInvalidName) {
+			t.Errorf("New(%q, %q) = %v", tc[0], tc[1], err)
+		}
+	}
+	if _, err := New(&gocql.Session{}, "app", "events", WithBucketWidth(time.Millisecond)); err == nil {
+		t.Error("sub-second width accepted")
+	}
+}
+
+func TestAppendValidatesBeforeWriting(t *testing.T) {
+	// A Log on a zero Session: any attempt to write would fail loudly, so these
+	// rejections prove validation happens first.
+	l, err := New(&gocql.Session{}, "app", "events", WithMaxPayload(4), WithMaxFuture(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	for _, tc := range []struct {
+		stream string
+		ev     Event
+		want   error
+	}{
+		{"", Event{Time: now}, ErrEmptyStream},
+		{"s", Event{}, ErrBadTime},
+		{"s", Event{Time: now.Add(time.Hour)}, ErrBadTime},
+		{"s", Event{Time: now, Payload: []byte("12345")}, ErrPayloadTooLarge},
+		{"s", Event{Time: now, ID: gocql.MustRandomUUID()}, ErrBadTime},
+	} {
+		if _, err := l.Append(t.Context(), tc.stream, Event{Time: now}, tc.ev); !errors.Is(err, tc.want) {
+			t.Errorf("Append(%q, %+v) = %v, want %v", tc.stream, tc.ev, err, tc.want)
+		}
+	}
+}
+
+func TestFold(t *testing.T) {
+	base := time.Now()
+	mk := func(typ string, off time.Duration, v string) Event {
+		id := gocql.UUIDFromTime(base.Add(off * time.Second))
+		return Event{Type: typ, ID: id, Payload: []byte(v)}
+	}
+	evs := []Event{mk("email", 2, "b@x"), mk("name", 1, "Ann"), mk("email", 1, "a@x"), mk("name", 3, "Anne")}
+	state, err := Fold(func(yield func(Event, error) bool) {
+		for _, e := range evs {
+			if !yield(e, nil) {
+				return
+			}
+		}
+	})
+	if err != nil || string(state["email"].Payload) != "b@x" || string(state["name"].Payload) != "Anne" {
+		t.Fatalf("state %v, %v", state, err)
+	}
+}
