@@ -220,3 +220,39 @@ func (t *Table) buildStatements() {
 		t.deleteRowCQL = fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE %s", q, where(append(slices.Clone(t.PartitionKey), t.Clustering...)))
 	}
 }
+
+// KeyValues extracts and validates the primary key of row (a map or struct, as Row
+// takes it): partition key then clustering columns, in key order. Other columns the row
+// gives are checked (known, right type) but not returned. Missing or nil key columns are
+// ErrMissingKey.
+func (t *Table) KeyValues(row any) ([]any, error) {
+	vals, err := t.rowValues(row, -1, make([]any, 0, len(t.columns)))
+	if err != nil {
+		return nil, err
+	}
+	return vals[:len(t.PartitionKey)+len(t.Clustering)], nil
+}
+
+// KeyColumns returns the partition key then clustering columns.
+func (t *Table) KeyColumns() []Column {
+	return append(slices.Clone(t.PartitionKey), t.Clustering...)
+}
+
+// EncodeKey encodes primary key values (as KeyValues returns them) into a deterministic
+// byte string: each value marshalled for its column type, length-prefixed.
+func (t *Table) EncodeKey(key []any) ([]byte, error) {
+	cols := t.KeyColumns()
+	if len(key) != len(cols) {
+		return nil, tableErr(ErrMissingKey, t, "", fmt.Sprintf("%d key values for %d key columns", len(key), len(cols)))
+	}
+	var out []byte
+	for i, c := range cols {
+		b, err := marshal(c.Type, key[i])
+		if err != nil {
+			return nil, tableErr(ErrBadValue, t, c.Name, err.Error())
+		}
+		out = append(out, byte(len(b)>>24), byte(len(b)>>16), byte(len(b)>>8), byte(len(b)))
+		out = append(out, b...)
+	}
+	return out, nil
+}
