@@ -3,6 +3,7 @@ module github.com/cqlsafe/cqlsafe/cmd/cqlsafe
 go 1.25.0
 
 require (
+	github.com/cqlsafe/cqlsafe v0.0.0
 	github.com/cqlsafe/cqlsafe/integration v0.0.0
 	github.com/gocql/gocql v1.7.0
 )
@@ -47,6 +48,8 @@ require (
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/power-devops/perfstat v0.0.0-20240221224432-82ca36839d55 // indirect
+	github.com/scylladb/go-reflectx v1.0.1 // indirect
+	github.com/scylladb/gocqlx/v2 v2.8.0 // indirect
 	github.com/shirou/gopsutil/v4 v4.26.6 // indirect
 	github.com/sirupsen/logrus v1.9.4 // indirect
 	github.com/stretchr/testify v1.11.1 // indirect

@@ -1,6 +1,9 @@
-// Command cqlsafe demonstrates and checks cqlsafe's patterns against a real Cassandra.
+// Command cqlsafe shows and checks cqlsafe's patterns against a real Cassandra.
 //
-//	cqlsafe demo [--hosts host:port,...]
+//	cqlsafe demo [--hosts host:port]        the patterns at work, measured on the spot
+//	cqlsafe lint [--json] FILE...|-         is every statement safe to retry?
+//	cqlsafe schema list|render|apply        the CQL templates
+//	cqlsafe tombstone list|plan|undelete    inspect and undo recoverable deletes
 //
 // Without --hosts (or CQLSAFE_CASSANDRA_HOSTS), demo starts a throwaway Cassandra through
 // the integration harness (testcontainers-go, image CQLSAFE_CASSANDRA_IMAGE).
@@ -19,8 +22,13 @@ import (
 const usage = `cqlsafe — safe-to-retry, cheap-to-overwrite writes for Apache Cassandra
 
 usage:
-  cqlsafe demo [flags]     show the patterns at work against a real Cassandra
-  cqlsafe help             this text
+  cqlsafe demo [flags]                 show the patterns at work against a real Cassandra
+  cqlsafe lint [--json] FILE...|-      check that CQL statements are safe to retry
+  cqlsafe schema list                  list the CQL templates
+  cqlsafe schema render NAME [flags]   print a template with names filled in
+  cqlsafe schema apply NAME [flags]    apply a template to a cluster
+  cqlsafe tombstone list|plan|undelete inspect and undo recoverable deletes
+  cqlsafe help                         this text
 
 Run "cqlsafe COMMAND --help" for a command's flags.
 `
@@ -28,12 +36,12 @@ Run "cqlsafe COMMAND --help" for a command's flags.
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// run executes one command line and returns the process exit code: 0 success, 1 the
-// command ran and found a problem, 2 a usage error.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// run executes one command line and returns the exit code: 0 success, 1 the command
+// ran and found a problem (or failed), 2 a usage error.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
@@ -42,6 +50,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "demo":
 		err = runDemo(ctx, args[1:], stdout, stderr)
+	case "lint":
+		err = runLint(ctx, args[1:], stdout, stderr, stdin)
+	case "schema":
+		err = runSchema(ctx, args[1:], stdout, stderr)
+	case "tombstone":
+		err = runTombstone(ctx, args[1:], stdin, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -50,11 +64,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	var ue usageError
+	var ee exitError
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.Is(err, flag.ErrHelp):
-		return 0
+	case errors.As(err, &ee):
+		return ee.code
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "cqlsafe: %v\n", err)
 		return 2
@@ -64,24 +79,35 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 }
 
+// usageError is a mistake in the command line: exit 2.
 type usageError struct{ error }
+
+// exitError ends the command with a code and no message (the output said it).
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 func newFlagSet(name string, stderr io.Writer, help string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: cqlsafe %s\n\n%s\nflags:\n", name, help)
+		fmt.Fprintf(stderr, "usage: cqlsafe %s\n\n%s\n\nflags:\n", name, help)
 		fs.PrintDefaults()
 	}
 	return fs
 }
 
+func flagErr(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return usageError{err}
+}
+
+// parse parses flags and rejects positional arguments.
 func parse(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+		return flagErr(err)
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("%s: unexpected argument %q", fs.Name(), fs.Arg(0))}

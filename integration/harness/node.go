@@ -123,6 +123,13 @@ func Start(ctx context.Context, opts ...Option) (*Node, error) {
 	if len(c.hosts) > 0 {
 		n.hosts = c.hosts
 		n.source = "hosts " + strings.Join(c.hosts, ",")
+		if len(c.hosts) == 1 {
+			// One contact point: connect only to it, whatever address the node announces
+			// (a port-mapped container, docker compose on a laptop).
+			if tr, err := translateTo(c.hosts[0]); err == nil {
+				n.translator = tr
+			}
+		}
 		if cmd := strings.Fields(os.Getenv(EnvNodetool)); len(cmd) > 0 {
 			n.nodetool = cmd
 		}
@@ -214,6 +221,23 @@ func (n *Node) checkReady(ctx context.Context) error {
 		return err
 	}
 	return s.AwaitSchemaAgreement(ctx)
+}
+
+func translateTo(addr string) (gocql.AddressTranslator, error) {
+	host, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return nil, err
+	}
+	ips, err := net.LookupIP(host)
+	if err != nil || len(ips) == 0 {
+		return nil, fmt.Errorf("resolve %s: %v", host, err)
+	}
+	ip := ips[0]
+	return gocql.AddressTranslatorFunc(func(net.IP, int) (net.IP, int) { return ip, port }), nil
 }
 
 // ClusterVia returns a cluster config like Cluster, but every connection goes to addr

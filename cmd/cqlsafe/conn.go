@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/integration/harness"
+)
+
+// connFlags are the conventional connection flags every command that talks to
+// Cassandra takes.
+type connFlags struct {
+	hosts        string
+	keyspace     string
+	consistency  string
+	username     string
+	passwordFile string
+	tlsCA        string
+	tlsCert      string
+	tlsKey       string
+	tlsServer    string
+	connectOnly  bool
+	timeout      time.Duration
+}
+
+func (c *connFlags) register(fs *flag.FlagSet, keyspaceHelp string) {
+	fs.StringVar(&c.hosts, "hosts", os.Getenv(harness.EnvHosts), "contact points host:port[,host:port] (default $"+harness.EnvHosts+")")
+	fs.StringVar(&c.keyspace, "keyspace", "", keyspaceHelp)
+	fs.StringVar(&c.consistency, "consistency", "LOCAL_QUORUM", "consistency level (ONE, LOCAL_ONE, QUORUM, LOCAL_QUORUM, ALL, …)")
+	fs.StringVar(&c.username, "username", "", "username for PasswordAuthenticator")
+	fs.StringVar(&c.passwordFile, "password-file", "", "file holding the password (never pass passwords as flags)")
+	fs.StringVar(&c.tlsCA, "tls-ca", "", "PEM file of CA certificates: enables TLS")
+	fs.StringVar(&c.tlsCert, "tls-cert", "", "PEM client certificate (with --tls-key): enables TLS")
+	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM client key")
+	fs.StringVar(&c.tlsServer, "tls-server-name", "", "server name to verify (default: the host)")
+	fs.BoolVar(&c.connectOnly, "connect-only", false, "connect only to the given host, never to addresses the cluster announces (port mappings, NAT)")
+	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "per-request timeout")
+}
+
+func (c *connFlags) cluster() (*gocql.ClusterConfig, error) {
+	hosts, err := harness.ParseHosts(c.hosts)
+	if err != nil {
+		return nil, usageError{errors.New("--hosts is required (host:port[,host:port])")}
+	}
+	cons, err := parseConsistency(c.consistency)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	cl := gocql.NewCluster(hosts...)
+	cl.Keyspace = c.keyspace
+	cl.Consistency = cons
+	cl.ProtoVersion = 4
+	cl.Timeout = c.timeout
+	cl.ConnectTimeout = c.timeout
+	if c.username != "" {
+		if c.passwordFile == "" {
+			return nil, usageError{errors.New("--username needs --password-file")}
+		}
+		pw, err := os.ReadFile(c.passwordFile)
+		if err != nil {
+			return nil, fmt.Errorf("read --password-file: %w", err)
+		}
+		cl.Authenticator = gocql.PasswordAuthenticator{Username: c.username, Password: strings.TrimRight(string(pw), "\r\n")}
+	}
+	if c.tlsCA != "" || c.tlsCert != "" {
+		tc := &tls.Config{ServerName: c.tlsServer, MinVersion: tls.VersionTLS12}
+		if c.tlsCA != "" {
+			pem, err := os.ReadFile(c.tlsCA)
+			if err != nil {
+				return nil, fmt.Errorf("read --tls-ca: %w", err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("--tls-ca %s holds no PEM certificate", c.tlsCA)
+			}
+			tc.RootCAs = pool
+		}
+		if c.tlsCert != "" {
+			cert, err := tls.LoadX509KeyPair(c.tlsCert, c.tlsKey)
+			if err != nil {
+				return nil, fmt.Errorf("load --tls-cert/--tls-key: %w", err)
+			}
+			tc.Certificates = []tls.Certificate{cert}
+		}
+		cl.SslOpts = &gocql.SslOptions{Config: tc, EnableHostVerification: tc.ServerName != ""}
+	}
+	if c.connectOnly {
+		host, portStr, _ := net.SplitHostPort(hosts[0])
+		port, _ := strconv.Atoi(portStr)
+		ips, err := net.LookupIP(host)
+		if err != nil || len(ips) == 0 {
+			return nil, fmt.Errorf("resolve %s: %v", host, err)
+		}
+		ip := ips[0]
+		cl.Hosts = hosts[:1]
+		cl.DisableInitialHostLookup = true
+		cl.AddressTranslator = gocql.AddressTranslatorFunc(func(net.IP, int) (net.IP, int) { return ip, port })
+	}
+	return cl, nil
+}
+
+func (c *connFlags) session(ctx context.Context) (*gocql.Session, error) {
+	cl, err := c.cluster()
+	if err != nil {
+		return nil, err
+	}
+	s, err := cl.CreateSession()
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", c.hosts, err)
+	}
+	return s, ctx.Err()
+}
+
+func parseConsistency(s string) (gocql.Consistency, error) {
+	names := map[string]gocql.Consistency{"ANY": gocql.Any, "ONE": gocql.One, "TWO": gocql.Two, "THREE": gocql.Three,
+		"QUORUM": gocql.Quorum, "ALL": gocql.All, "LOCAL_QUORUM": gocql.LocalQuorum, "EACH_QUORUM": gocql.EachQuorum,
+		"LOCAL_ONE": gocql.LocalOne}
+	c, ok := names[strings.ToUpper(s)]
+	if !ok {
+		return 0, fmt.Errorf("unknown consistency %q", s)
+	}
+	return c, nil
+}
