@@ -11,6 +11,7 @@ import (
 
 	"github.com/cqlsafe/cqlsafe/clientid"
 	"github.com/cqlsafe/cqlsafe/internal/cqltext"
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 	"github.com/cqlsafe/cqlsafe/overwrite"
 	"github.com/cqlsafe/cqlsafe/retry"
 )
@@ -209,7 +210,7 @@ func (st *Store) readRow(ctx context.Context, t *overwrite.Table, key []any) (ro
 		if wts[i] == nil {
 			continue // null column
 		}
-		v := deref(vals[i])
+		v := cqlvalue.Deref(vals[i])
 		b, err := gocql.Marshal(c.Type, v)
 		if err != nil {
 			return rs, fmt.Errorf("tombstone: encode %s: %w", c.Name, err)
@@ -270,28 +271,4 @@ func (st *Store) Delete(ctx context.Context, t *overwrite.Table, key any, comman
 		return rec, fmt.Errorf("tombstone: delete %s: %w", rec.Table, err)
 	}
 	return rec, nil
-}
-
-func deref(p any) any {
-	switch v := p.(type) {
-	case *string:
-		return *v
-	case *int:
-		return *v
-	case *int64:
-		return *v
-	case *int32:
-		return *v
-	case *bool:
-		return *v
-	case *float64:
-		return *v
-	case *[]byte:
-		return *v
-	case *time.Time:
-		return *v
-	case *gocql.UUID:
-		return *v
-	}
-	return derefReflect(p)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cqlsafe/cqlsafe/clientid"
 	"github.com/cqlsafe/cqlsafe/internal/cqltext"
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 	"github.com/cqlsafe/cqlsafe/overwrite"
 )
 
@@ -64,7 +65,7 @@ func decodeValues(t *overwrite.Table, raw map[string][]byte) (map[string]any, er
 		if err := gocql.Unmarshal(c.Type, b, p); err != nil {
 			return nil, fmt.Errorf("tombstone: decode %s: %w", name, err)
 		}
-		vals[name] = deref(p)
+		vals[name] = cqlvalue.Deref(p)
 	}
 	return vals, nil
 }
@@ -271,7 +272,7 @@ func decodeKey(t *overwrite.Table, b []byte) ([]any, error) {
 		if err := gocql.Unmarshal(c.Type, b[:n], p); err != nil {
 			return nil, fmt.Errorf("tombstone: decode key %s: %w", c.Name, err)
 		}
-		out = append(out, deref(p))
+		out = append(out, cqlvalue.Deref(p))
 		b = b[n:]
 	}
 	return out, nil

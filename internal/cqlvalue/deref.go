@@ -1,0 +1,49 @@
+// Package cqlvalue holds small helpers for values scanned from Cassandra.
+package cqlvalue
+
+import (
+	"reflect"
+	"time"
+
+	"github.com/gocql/gocql"
+)
+
+// Deref returns the value a pointer from gocql.TypeInfo.New points to (common types
+// without reflection), or p itself when it is not a non-nil pointer.
+func Deref(p any) any {
+	switch v := p.(type) {
+	case *string:
+		if v != nil {
+			return *v
+		}
+	case *int:
+		if v != nil {
+			return *v
+		}
+	case *int64:
+		if v != nil {
+			return *v
+		}
+	case *bool:
+		if v != nil {
+			return *v
+		}
+	case *[]byte:
+		if v != nil {
+			return *v
+		}
+	case *time.Time:
+		if v != nil {
+			return *v
+		}
+	case *gocql.UUID:
+		if v != nil {
+			return *v
+		}
+	}
+	rv := reflect.ValueOf(p)
+	if rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		return rv.Elem().Interface()
+	}
+	return p
+}

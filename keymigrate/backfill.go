@@ -1,0 +1,491 @@
+package keymigrate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/internal/cqltext"
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
+	"github.com/cqlsafe/cqlsafe/overwrite"
+)
+
+// Progress reports a backfill's advance.
+type Progress struct {
+	RangesDone, RangesTotal int
+	Rows                    int64 // rows copied in this run
+	Writes                  int64 // INSERTs sent (one per distinct write time and TTL of a row)
+	Elapsed                 time.Duration
+}
+
+// BackfillOption configures Backfill.
+type BackfillOption func(*backfillConfig) error
+
+type backfillConfig struct {
+	ranges      int
+	concurrency int
+	pageSize    int
+	rowsPerSec  float64
+	checkpoint  string
+	progress    func(Progress)
+	dupCheck    bool
+	afterRange  func(done int)
+}
+
+// defaults: 256 token ranges, 4 at a time, pages of 1000 rows, no throttle, no
+// checkpoint file, duplicate keys checked.
+func backfillDefaults() backfillConfig {
+	return backfillConfig{ranges: 256, concurrency: 4, pageSize: 1000, dupCheck: true}
+}
+
+// WithRanges splits the token ring into n ranges (the unit of work and of checkpoints).
+func WithRanges(n int) BackfillOption {
+	return func(c *backfillConfig) error {
+		if n < 1 || n > 1<<20 {
+			return fmt.Errorf("keymigrate: %d ranges", n)
+		}
+		c.ranges = n
+		return nil
+	}
+}
+
+// WithConcurrency bounds how many ranges are copied at once.
+func WithConcurrency(n int) BackfillOption {
+	return func(c *backfillConfig) error {
+		if n < 1 || n > 256 {
+			return fmt.Errorf("keymigrate: concurrency %d", n)
+		}
+		c.concurrency = n
+		return nil
+	}
+}
+
+// WithPageSize sets rows per page of the scan.
+func WithPageSize(n int) BackfillOption {
+	return func(c *backfillConfig) error {
+		if n < 1 {
+			return fmt.Errorf("keymigrate: page size %d", n)
+		}
+		c.pageSize = n
+		return nil
+	}
+}
+
+// WithThrottle limits the copy to rowsPerSec rows per second overall.
+func WithThrottle(rowsPerSec float64) BackfillOption {
+	return func(c *backfillConfig) error {
+		if rowsPerSec <= 0 {
+			return fmt.Errorf("keymigrate: throttle %v", rowsPerSec)
+		}
+		c.rowsPerSec = rowsPerSec
+		return nil
+	}
+}
+
+// WithCheckpoint records finished ranges in path (written atomically after each range)
+// and, when path exists, resumes from it. A checkpoint of another migration is
+// ErrCheckpointMismatch.
+func WithCheckpoint(path string) BackfillOption {
+	return func(c *backfillConfig) error { c.checkpoint = path; return nil }
+}
+
+// WithProgress receives progress after each range.
+func WithProgress(f func(Progress)) BackfillOption {
+	return func(c *backfillConfig) error { c.progress = f; return nil }
+}
+
+// WithoutDuplicateCheck turns off the in-memory check that no two old rows map to one
+// new key. The check keeps 16 bytes per row copied (about 16 MB per million rows);
+// without it memory stays flat, and Verify's row counts still reveal duplicates.
+func WithoutDuplicateCheck() BackfillOption {
+	return func(c *backfillConfig) error { c.dupCheck = false; return nil }
+}
+
+// WithTestHookAfterRange calls f after each finished range with the number of ranges
+// done: for tests that race writes against the backfill or stop it midway.
+func WithTestHookAfterRange(f func(done int)) BackfillOption {
+	return func(c *backfillConfig) error { c.afterRange = f; return nil }
+}
+
+type checkpoint struct {
+	Migration string `json:"migration"`
+	Old       string `json:"old"`
+	New       string `json:"new"`
+	Ranges    int    `json:"ranges"`
+	Done      []int  `json:"done"`
+}
+
+// Backfill copies every row of the old table into the new one under its transformed
+// key, each cell USING TIMESTAMP its original WRITETIME and with its remaining TTL, so
+// newer dual-written values always win. It scans by token range, paged (memory does not
+// grow with the table, apart from the duplicate check), copying WithConcurrency ranges
+// at a time, and returns the progress of this run. Non-frozen collections are copied with
+// their MAXWRITETIME and without TTL.
+func (m *Migration) Backfill(ctx context.Context, opts ...BackfillOption) (Progress, error) {
+	c := backfillDefaults()
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(&c); err != nil {
+			return Progress{}, err
+		}
+	}
+	cp := checkpoint{Migration: m.ID, Old: m.old.Keyspace + "." + m.old.Name, New: m.new.Keyspace + "." + m.new.Name, Ranges: c.ranges}
+	done := map[int]bool{}
+	if c.checkpoint != "" {
+		if b, err := os.ReadFile(c.checkpoint); err == nil {
+			var got checkpoint
+			if err := json.Unmarshal(b, &got); err != nil {
+				return Progress{}, fmt.Errorf("%w: %s is not a checkpoint: %v", ErrCheckpointMismatch, c.checkpoint, err)
+			}
+			if got.Migration != cp.Migration || got.Old != cp.Old || got.New != cp.New || got.Ranges != cp.Ranges {
+				return Progress{}, fmt.Errorf("%w: %s is for migration %q (%s → %s, %d ranges)", ErrCheckpointMismatch,
+					c.checkpoint, got.Migration, got.Old, got.New, got.Ranges)
+			}
+			for _, r := range got.Done {
+				done[r] = true
+			}
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return Progress{}, fmt.Errorf("keymigrate: read checkpoint: %w", err)
+		}
+	}
+	start := time.Now()
+	var mu sync.Mutex
+	prog := Progress{RangesDone: len(done), RangesTotal: c.ranges}
+	seen := map[uint64]uint64{}
+	lim := newLimiter(c.rowsPerSec)
+	sc := m.scanner()
+
+	work := make(chan int)
+	errs := make(chan error, c.concurrency)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for w := 0; w < c.concurrency; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range work {
+				rows, writes, err := m.copyRange(ctx, sc, c, r, lim, func(newKey, oldKey []byte) error {
+					if !c.dupCheck {
+						return nil
+					}
+					nk, ok := hash64(newKey), hash64(oldKey)
+					mu.Lock()
+					defer mu.Unlock()
+					if prev, dup := seen[nk]; dup && prev != ok {
+						return fmt.Errorf("%w: new key %x", ErrDuplicateKey, newKey)
+					}
+					seen[nk] = ok
+					return nil
+				})
+				if err != nil {
+					errs <- err
+					cancel()
+					return
+				}
+				mu.Lock()
+				done[r] = true
+				prog.RangesDone = len(done)
+				prog.Rows += rows
+				prog.Writes += writes
+				prog.Elapsed = time.Since(start)
+				p := prog
+				var saveErr error
+				if c.checkpoint != "" {
+					saveErr = saveCheckpoint(c.checkpoint, cp, done)
+				}
+				mu.Unlock()
+				if saveErr != nil {
+					errs <- saveErr
+					cancel()
+					return
+				}
+				if c.progress != nil {
+					c.progress(p)
+				}
+				if c.afterRange != nil {
+					c.afterRange(p.RangesDone)
+				}
+			}
+		}()
+	}
+feed:
+	for r := 0; r < c.ranges; r++ {
+		if done[r] {
+			continue
+		}
+		select {
+		case work <- r:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	prog.Elapsed = time.Since(start)
+	for err := range errs {
+		return prog, err
+	}
+	if err := ctx.Err(); err != nil {
+		return prog, err
+	}
+	return prog, nil
+}
+
+func hash64(b []byte) uint64 {
+	h := fnv.New64a()
+	h.Write(b)
+	return h.Sum64()
+}
+
+func saveCheckpoint(path string, cp checkpoint, done map[int]bool) error {
+	cp.Done = make([]int, 0, len(done))
+	for r := range done {
+		cp.Done = append(cp.Done, r)
+	}
+	slices.Sort(cp.Done)
+	b, err := json.Marshal(cp)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".checkpoint-*")
+	if err != nil {
+		return fmt.Errorf("keymigrate: checkpoint: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return fmt.Errorf("keymigrate: checkpoint: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("keymigrate: checkpoint: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// tokenRange returns the (lo, hi] bounds of range r of n over the Murmur3 ring.
+func tokenRange(r, n int) (int64, int64) {
+	step := math.MaxUint64 / uint64(n)
+	minTok := int64(math.MinInt64)
+	lo := int64(uint64(minTok) + uint64(r)*step)
+	hi := int64(uint64(minTok) + uint64(r+1)*step)
+	if r == n-1 {
+		hi = math.MaxInt64
+	}
+	return lo, hi
+}
+
+// scanner holds the scan and copy statements for the old table.
+type scan struct {
+	cql     string
+	cols    []overwrite.Column // key columns, then value columns
+	nKey    int
+	insert  string // into new: all columns, USING TIMESTAMP ? AND TTL ?
+	newCols []overwrite.Column
+}
+
+func (m *Migration) scanner() scan {
+	keyCols := m.old.KeyColumns()
+	var sel []string
+	pk := make([]string, len(m.old.PartitionKey))
+	for i, c := range m.old.PartitionKey {
+		pk[i] = cqltext.Quote(c.Name)
+	}
+	for _, c := range keyCols {
+		sel = append(sel, cqltext.Quote(c.Name))
+	}
+	sc := scan{cols: keyCols, nKey: len(keyCols)}
+	for _, name := range m.values {
+		c, _ := m.old.Column(name)
+		sc.cols = append(sc.cols, c)
+		q := cqltext.Quote(name)
+		if c.Collection {
+			sel = append(sel, q, "MAXWRITETIME("+q+")", "0")
+		} else {
+			sel = append(sel, q, "WRITETIME("+q+")", "TTL("+q+")")
+		}
+	}
+	tok := "token(" + strings.Join(pk, ", ") + ")"
+	sc.cql = fmt.Sprintf("SELECT %s FROM %s WHERE %s > ? AND %s <= ?", strings.Join(sel, ", "),
+		cqltext.QuoteQualified(m.old.Keyspace, m.old.Name), tok, tok)
+	sc.newCols = m.new.Columns()
+	q := make([]string, len(sc.newCols))
+	marks := make([]string, len(sc.newCols))
+	for i, c := range sc.newCols {
+		q[i], marks[i] = cqltext.Quote(c.Name), "?"
+	}
+	sc.insert = fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) USING TIMESTAMP ? AND TTL ?",
+		cqltext.QuoteQualified(m.new.Keyspace, m.new.Name), strings.Join(q, ", "), strings.Join(marks, ", "))
+	return sc
+}
+
+// copyRange copies one token range; check is called with each row's encoded new and old
+// keys before it is written.
+func (m *Migration) copyRange(ctx context.Context, sc scan, c backfillConfig, r int, lim *limiter, check func(newKey, oldKey []byte) error) (int64, int64, error) {
+	lo, hi := tokenRange(r, c.ranges)
+	iter := m.s.Query(sc.cql, lo, hi).WithContext(ctx).PageSize(c.pageSize).Idempotent(true).Iter()
+	nVal := len(sc.cols) - sc.nKey
+	dest := make([]any, 0, sc.nKey+3*nVal)
+	vals := make([]any, len(sc.cols))
+	wts := make([]*int64, nVal)
+	ttls := make([]*int, nVal)
+	for i, col := range sc.cols {
+		vals[i] = col.Type.New()
+		dest = append(dest, vals[i])
+		if i >= sc.nKey {
+			j := i - sc.nKey
+			dest = append(dest, &wts[j], &ttls[j])
+		}
+	}
+	var rows, writes int64
+	for iter.Scan(dest...) {
+		if err := lim.wait(ctx); err != nil {
+			iter.Close()
+			return rows, writes, err
+		}
+		row := make(map[string]any, len(sc.cols))
+		for i, col := range sc.cols {
+			if i >= sc.nKey && wts[i-sc.nKey] == nil {
+				continue // null cell: nothing to copy
+			}
+			row[col.Name] = cqlvalue.Deref(vals[i])
+		}
+		newKey, err := m.newKey(row)
+		if err != nil {
+			iter.Close()
+			return rows, writes, err
+		}
+		nk, err := m.new.EncodeKey(newKey)
+		if err != nil {
+			iter.Close()
+			return rows, writes, err
+		}
+		oldKeyVals := make([]any, sc.nKey)
+		for i := range oldKeyVals {
+			oldKeyVals[i] = row[sc.cols[i].Name]
+		}
+		ok, err := m.old.EncodeKey(oldKeyVals)
+		if err != nil {
+			iter.Close()
+			return rows, writes, err
+		}
+		if err := check(nk, ok); err != nil {
+			iter.Close()
+			return rows, writes, err
+		}
+		// One INSERT per distinct (write time, TTL) among the row's cells.
+		type stamp struct {
+			ts  int64
+			ttl int
+		}
+		groups := map[stamp][]string{}
+		var order []stamp
+		for j := 0; j < nVal; j++ {
+			if wts[j] == nil {
+				continue
+			}
+			st := stamp{ts: *wts[j]}
+			if ttls[j] != nil {
+				st.ttl = *ttls[j]
+			}
+			if _, ok := groups[st]; !ok {
+				order = append(order, st)
+			}
+			groups[st] = append(groups[st], sc.cols[sc.nKey+j].Name)
+		}
+		if len(order) == 0 {
+			// Key-only row: no cell to take a write time from. Timestamp 1 makes the
+			// copy lose to anything written since.
+			order = append(order, stamp{ts: 1})
+		}
+		for _, st := range order {
+			args := make([]any, 0, len(sc.newCols)+2)
+			in := map[string]bool{}
+			for _, name := range groups[st] {
+				in[name] = true
+			}
+			for i, col := range sc.newCols {
+				switch {
+				case i < len(newKey):
+					args = append(args, newKey[i])
+				case in[col.Name]:
+					args = append(args, row[col.Name])
+				default:
+					args = append(args, gocql.UnsetValue)
+				}
+			}
+			args = append(args, st.ts, st.ttl)
+			if err := m.policy.Exec(ctx, m.s.Query(sc.insert, args...)); err != nil {
+				iter.Close()
+				return rows, writes, fmt.Errorf("keymigrate: copy into %s.%s: %w", m.new.Keyspace, m.new.Name, err)
+			}
+			writes++
+		}
+		rows++
+		for j := range wts {
+			wts[j], ttls[j] = nil, nil
+		}
+	}
+	if err := iter.Close(); err != nil {
+		return rows, writes, fmt.Errorf("keymigrate: scan %s.%s range %d: %w", m.old.Keyspace, m.old.Name, r, err)
+	}
+	return rows, writes, nil
+}
+
+// limiter spaces rows evenly at a rate (nil: unlimited).
+type limiter struct {
+	mu       sync.Mutex
+	interval time.Duration
+	next     time.Time
+}
+
+func newLimiter(perSec float64) *limiter {
+	if perSec <= 0 {
+		return nil
+	}
+	return &limiter{interval: time.Duration(float64(time.Second) / perSec)}
+}
+
+func (l *limiter) wait(ctx context.Context) error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	now := time.Now()
+	if l.next.Before(now) {
+		l.next = now
+	}
+	at := l.next
+	l.next = l.next.Add(l.interval)
+	l.mu.Unlock()
+	d := time.Until(at)
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
