@@ -74,7 +74,8 @@ func (l *Log) Append(ctx context.Context, stream string, events ...Event) ([]Eve
 		if !l.knownBucket(stream, b) {
 			start, _ := clientid.BucketStart(b, l.cfg.width)
 			// The bucket's start as write timestamp: every writer writes the same cell.
-			if err := l.cfg.policy.Exec(ctx, l.s.Query(l.indexCQL, stream, b, max(start.UnixMicro(), 1))); err != nil {
+			ts := max(start.UnixMicro(), 1)
+			if err := l.cfg.policy.Query(ctx, l.s, ts, l.indexCQL, stream, b, ts).Exec(l.cfg.policy); err != nil {
 				return nil, fmt.Errorf("eventlog: index bucket %d: %w", b, err)
 			}
 			l.rememberBucket(stream, b)

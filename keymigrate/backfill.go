@@ -433,7 +433,8 @@ func (m *Migration) copyRange(ctx context.Context, sc scan, c backfillConfig, r 
 				}
 			}
 			args = append(args, st.ts, st.ttl)
-			if err := m.policy.Exec(ctx, m.s.Query(sc.insert, args...)); err != nil {
+			// The timestamp is in the statement (USING TIMESTAMP): pinned by construction.
+			if err := m.policy.Query(ctx, m.s, st.ts, sc.insert, args...).Exec(m.policy); err != nil {
 				iter.Close()
 				return rows, writes, fmt.Errorf("keymigrate: copy into %s.%s: %w", m.new.Keyspace, m.new.Name, err)
 			}

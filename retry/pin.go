@@ -58,7 +58,17 @@ type PinnedBatch struct {
 // timestamp to pin instead of a fresh one (to re-apply a write with its original
 // timestamp). Reads get no timestamp.
 func (p *Policy) Pin(ctx context.Context, q *gocql.Query, ts int64) Pinned {
-	stmt := statementOf(q)
+	return p.pin(ctx, q, statementOf(q), ts)
+}
+
+// Query is Pin for a statement given as text and values: it builds the query on s
+// itself, which spares recovering the text from the *gocql.Query (gocql v1.7.0 only
+// offers it formatted with the values, which is costly for large values).
+func (p *Policy) Query(ctx context.Context, s *gocql.Session, ts int64, stmt string, values ...any) Pinned {
+	return p.pin(ctx, s.Query(stmt, values...), Statement{CQL: stmt}, ts)
+}
+
+func (p *Policy) pin(ctx context.Context, q *gocql.Query, stmt Statement, ts int64) Pinned {
 	v := p.classify(stmt.CQL)
 	st := &execState{statement: stmt.CQL}
 	out := q.WithContext(context.WithValue(ctx, stateKey{}, st))
@@ -116,6 +126,10 @@ func (p *Policy) PinBatch(ctx context.Context, b *gocql.Batch, ts int64) PinnedB
 func (p *Policy) Exec(ctx context.Context, q *gocql.Query) error {
 	return p.execPinned(p.Pin(ctx, q, 0))
 }
+
+// Exec executes a pinned query once (with its retries), with Policy.Exec's error
+// contract.
+func (pq Pinned) Exec(p *Policy) error { return p.execPinned(pq) }
 
 func (p *Policy) execPinned(pq Pinned) error {
 	err := pq.Query.Exec()

@@ -2,6 +2,7 @@ package suite
 
 import (
 	"os"
+	"strconv"
 	"testing"
 
 	"github.com/cqlsafe/cqlsafe/integration/harness"
@@ -11,3 +12,8 @@ import (
 var node *harness.Node
 
 func TestMain(m *testing.M) { os.Exit(harness.Main(m, &node)) }
+
+func envInt(name string) int {
+	v, _ := strconv.Atoi(os.Getenv(name))
+	return v
+}
