@@ -21,6 +21,7 @@ type config struct {
 	schema      Schema
 	outbox      *Outbox
 	policy      *Policy
+	nextHost    bool
 }
 
 // defaults are documented on NewPolicy.
@@ -93,6 +94,12 @@ func WithPolicy(p *Policy) Option {
 		}
 	}
 }
+
+// WithTimeoutsOnNextHost retries client-side timeouts and lost connections on the next
+// host instead of the same one: for multi-node clusters, where the coordinator itself
+// may be the problem (paused, overloaded). On a single node there is no next host and
+// such errors are then not retried.
+func WithTimeoutsOnNextHost() Option { return func(c *config) { c.nextHost = true } }
 
 // ServicePreset is a preset for request-serving services, where a caller is waiting:
 // 3 attempts, backoff 20 ms doubling to at most 250 ms, with jitter. Worst case it adds

@@ -126,7 +126,12 @@ func (p *Policy) GetRetryType(err error) gocql.RetryType {
 	switch ClassifyError(err) {
 	case ClassUnavailable, ClassOverloaded, ClassBootstrapping, ClassNoHost:
 		return gocql.RetryNextHost
-	case ClassReadTimeout, ClassWriteTimeout, ClassWriteFailure, ClassClientTimeout, ClassConnection:
+	case ClassClientTimeout, ClassConnection:
+		if p.cfg.nextHost {
+			return gocql.RetryNextHost
+		}
+		return gocql.Retry
+	case ClassReadTimeout, ClassWriteTimeout, ClassWriteFailure:
 		return gocql.Retry
 	}
 	return gocql.Rethrow

@@ -6,6 +6,7 @@
 #   scripts/native-node.sh status     exit 0 when CQL answers
 #   scripts/native-node.sh nodetool … run nodetool against it (e.g. flush ks table)
 #   scripts/native-node.sh wipe       stop and delete its data
+#   scripts/native-node.sh pid        print the node's process id (exit 1 when not running)
 #
 # Settings (environment): CQLSAFE_NODE_NAME (node1), CQLSAFE_NODE_ADDRESS (127.0.0.1),
 # CQLSAFE_NODE_PORT (9042), CQLSAFE_NODE_JMX_PORT (7199), CQLSAFE_NODE_SEEDS (the address),
@@ -80,11 +81,12 @@ case "${1:-}" in
   start) start ;;
   stop) stop ;;
   status) cql_answers ;;
+  pid) running && cat "$pidfile" ;;
   nodetool)
     shift
     home="$("$CQLSAFE_ROOT/scripts/fetch-cassandra.sh")"
     CASSANDRA_CONF="$dir/conf" CASSANDRA_JMX_PORT="$jmx" CASSANDRA_STORAGE_DIR="$dir/data" \
       JAVA="$(java17)" "$home/bin/nodetool" "$@" ;;
   wipe) stop; rm -rf "$dir" ;;
-  *) echo "usage: $0 start|stop|status|nodetool ARGS…|wipe" >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|status|pid|nodetool ARGS…|wipe" >&2; exit 2 ;;
 esac

@@ -1,0 +1,103 @@
+package faults
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/integration/faultproxy"
+	"github.com/cqlsafe/cqlsafe/retry"
+)
+
+// naive retries everything on the same host, the way gocql v1.7.0 does once any retry
+// policy is set, after a pause (so another client's write can land in between).
+type naive struct{ pause time.Duration }
+
+func (n naive) Attempt(q gocql.RetryableQuery) bool {
+	time.Sleep(n.pause)
+	return q.Attempts() <= 3
+}
+func (naive) GetRetryType(error) gocql.RetryType { return gocql.Retry }
+
+// TestNegativeControlCounter: counter increments under dropped responses. Retried
+// naively the counter over-counts; through the policy it never exceeds the attempts.
+func TestNegativeControlCounter(t *testing.T) {
+	e := newEnv(t, 700*time.Millisecond)
+	e.exec(t, `CREATE TABLE hits (id int PRIMARY KEY, n counter)`)
+	e.setRule(faultproxy.DropFraction(0.25, 5, faultproxy.Writes("UPDATE hits")))
+	const n = 40
+	var naiveAcked, policyAcked int64
+	p := retry.NewPolicy()
+	for i := 0; i < n; i++ {
+		if err := e.s.Query(`UPDATE hits SET n = n + 1 WHERE id = 1`).RetryPolicy(naive{}).Exec(); err == nil {
+			naiveAcked++
+		}
+		if err := p.Exec(context.Background(), e.s.Query(`UPDATE hits SET n = n + 1 WHERE id = 2`)); err == nil {
+			policyAcked++
+		}
+	}
+	e.setRule(nil)
+	read := func(id int) int64 {
+		var v int64
+		if err := e.direct.Query(`SELECT n FROM hits WHERE id = ?`, id).Consistency(gocql.All).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	naiveN, policyN := read(1), read(2)
+	if naiveN <= n {
+		t.Errorf("negative control did not show the over-count: naive counter %d after %d increments", naiveN, n)
+	}
+	if policyN > n || policyN < policyAcked {
+		t.Errorf("policy counter %d: must lie between acknowledged %d and attempted %d", policyN, policyAcked, n)
+	}
+	result{"5a. counter, naive retry (negative control)", n, naiveAcked, 0, naiveN - n, "25% of counter responses dropped", 0}.log(t)
+	result{"5a. counter, cqlsafe policy", n, policyAcked, 0, max(0, policyN-n), "same", 0}.log(t)
+}
+
+// TestNegativeControlFreshTimestamp: a write whose response is dropped is retried after
+// another client wrote a newer value. With a fresh timestamp per attempt the stale retry
+// overwrites the newer write (lost update); with the pinned timestamp it loses to it.
+func TestNegativeControlFreshTimestamp(t *testing.T) {
+	e := newEnv(t, 500*time.Millisecond)
+	e.exec(t, `CREATE TABLE kv (id int PRIMARY KEY, v text)`)
+	run := func(id int, pinned bool) string {
+		e.setRule(faultproxy.DropNext(1, faultproxy.Writes("INSERT INTO kv")))
+		done := make(chan error, 1)
+		go func() {
+			q := e.s.Query(`INSERT INTO kv (id, v) VALUES (?, ?)`, id, "stale")
+			if pinned {
+				done <- retry.NewPolicy(retry.WithBackoff(800*time.Millisecond, 800*time.Millisecond), retry.WithoutJitter()).Exec(context.Background(), q)
+			} else {
+				done <- q.RetryPolicy(naive{pause: 800 * time.Millisecond}).Exec()
+			}
+		}()
+		time.Sleep(700 * time.Millisecond) // the first attempt timed out; the retry waits
+		if err := e.direct.Query(`INSERT INTO kv (id, v) VALUES (?, ?)`, id, "newer").Exec(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		var v string
+		if err := e.direct.Query(`SELECT v FROM kv WHERE id = ?`, id).Consistency(gocql.All).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	naiveV, pinnedV := run(1, false), run(2, true)
+	if naiveV != "stale" {
+		t.Errorf("negative control: naive retry left %q; expected it to overwrite the newer write", naiveV)
+	}
+	if pinnedV != "newer" {
+		t.Errorf("pinned retry left %q; the newer write must survive", pinnedV)
+	}
+	lostNaive := int64(0)
+	if naiveV == "stale" {
+		lostNaive = 1
+	}
+	result{"5b. retry with fresh timestamp (negative control)", 2, 2, lostNaive, 0, "response dropped, newer write lands before the retry", 0}.log(t)
+	result{"5b. retry with pinned timestamp (cqlsafe)", 2, 2, 0, 0, "same", 0}.log(t)
+}
