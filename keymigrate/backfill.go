@@ -18,6 +18,7 @@ import (
 
 	"github.com/cqlsafe/cqlsafe/internal/cqltext"
 	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
+	"github.com/cqlsafe/cqlsafe/internal/wait"
 	"github.com/cqlsafe/cqlsafe/overwrite"
 )
 
@@ -477,16 +478,8 @@ func (l *limiter) wait(ctx context.Context) error {
 	at := l.next
 	l.next = l.next.Add(l.interval)
 	l.mu.Unlock()
-	d := time.Until(at)
-	if d <= 0 {
-		return nil
+	if d := time.Until(at); d > 0 {
+		return wait.Sleep(ctx, d)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return nil
 }

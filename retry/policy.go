@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/internal/wait"
 )
 
 // Policy is a gocql.RetryPolicy that never retries what is not idempotent.
@@ -168,22 +170,7 @@ func (p *Policy) report(ev Event) {
 	}
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+func sleep(ctx context.Context, d time.Duration) error { return wait.Sleep(ctx, d) }
 
 // classify returns the cached verdict for a statement text.
 func (p *Policy) classify(stmt string) Verdict {

@@ -156,6 +156,32 @@ func New(ctx context.Context, s *gocql.Session, keyspace, table string, opts ...
 
 func tableName(t *overwrite.Table) string { return t.Keyspace + "." + t.Name }
 
+// rowKeyOf validates key against t and returns its values and its encoding.
+func rowKeyOf(t *overwrite.Table, key any) ([]any, []byte, error) {
+	if t == nil {
+		return nil, nil, errors.New("tombstone: nil table")
+	}
+	keyVals, err := t.KeyValues(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	rowKey, err := t.EncodeKey(keyVals)
+	if err != nil {
+		return nil, nil, err
+	}
+	return keyVals, rowKey, nil
+}
+
+// keyWhere is `"k1" = ? AND "k2" = ?` over t's primary key.
+func keyWhere(t *overwrite.Table) string {
+	cols := t.KeyColumns()
+	where := make([]string, len(cols))
+	for i, c := range cols {
+		where[i] = cqltext.Quote(c.Name) + " = ?"
+	}
+	return strings.Join(where, " AND ")
+}
+
 // rowState is a row as read with WRITETIMEs.
 type rowState struct {
 	exists     bool
@@ -177,15 +203,11 @@ func (st *Store) readRow(ctx context.Context, t *overwrite.Table, key []any) (ro
 		sel = append(sel, cqltext.Quote(c.Name), fn+"("+cqltext.Quote(c.Name)+")")
 	}
 	keyCols := t.KeyColumns()
-	where := make([]string, len(keyCols))
-	for i, c := range keyCols {
-		where[i] = cqltext.Quote(c.Name) + " = ?"
-		if len(sel) == 0 {
-			sel = append(sel, cqltext.Quote(c.Name))
-		}
+	if len(sel) == 0 {
+		sel = append(sel, cqltext.Quote(keyCols[0].Name))
 	}
 	q := fmt.Sprintf("SELECT %s FROM %s WHERE %s", strings.Join(sel, ", "),
-		cqltext.QuoteQualified(t.Keyspace, t.Name), strings.Join(where, " AND "))
+		cqltext.QuoteQualified(t.Keyspace, t.Name), keyWhere(t))
 	rs := rowState{values: map[string]any{}, raw: map[string][]byte{}, writeTimes: map[string]int64{}}
 	dest := make([]any, 0, 2*len(t.Regular))
 	vals := make([]any, len(t.Regular))
@@ -225,17 +247,10 @@ func (st *Store) readRow(ctx context.Context, t *overwrite.Table, key []any) (ro
 // from t, recording a tombstone stamped with commandID. It returns the record. A row
 // that does not exist is ErrNoRow and records nothing.
 func (st *Store) Delete(ctx context.Context, t *overwrite.Table, key any, commandID string) (Record, error) {
-	if t == nil {
-		return Record{}, errors.New("tombstone: nil table")
-	}
 	if commandID == "" {
 		return Record{}, ErrEmptyCommand
 	}
-	keyVals, err := t.KeyValues(key)
-	if err != nil {
-		return Record{}, err
-	}
-	rowKey, err := t.EncodeKey(keyVals)
+	keyVals, rowKey, err := rowKeyOf(t, key)
 	if err != nil {
 		return Record{}, err
 	}
@@ -259,12 +274,7 @@ func (st *Store) Delete(ctx context.Context, t *overwrite.Table, key any, comman
 		At: now.UTC().Truncate(time.Millisecond), Timestamp: ts, Values: rs.values, WriteTimes: rs.writeTimes}
 	b := st.s.NewBatch(gocql.LoggedBatch)
 	b.Query(st.insertCQL, rec.Table, rowKey, rec.ID, commandID, ActionDelete, rec.At, ts, rs.raw, rs.writeTimes, int(st.cfg.ttl/time.Second))
-	keyCols := t.KeyColumns()
-	where := make([]string, len(keyCols))
-	for i, c := range keyCols {
-		where[i] = cqltext.Quote(c.Name) + " = ?"
-	}
-	b.Query(fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE %s", cqltext.QuoteQualified(t.Keyspace, t.Name), strings.Join(where, " AND ")),
+	b.Query(fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE %s", cqltext.QuoteQualified(t.Keyspace, t.Name), keyWhere(t)),
 		append([]any{ts}, keyVals...)...)
 	// The batch timestamp applies to the tombstone record only; the delete has its own.
 	if err := st.cfg.policy.ExecBatchAt(ctx, st.s, b, st.cfg.clock.Next()); err != nil {

@@ -17,14 +17,7 @@ import (
 
 // List returns the row's tombstone records (deletes and undeletes), newest first.
 func (st *Store) List(ctx context.Context, t *overwrite.Table, key any) ([]Record, error) {
-	if t == nil {
-		return nil, errors.New("tombstone: nil table")
-	}
-	keyVals, err := t.KeyValues(key)
-	if err != nil {
-		return nil, err
-	}
-	rowKey, err := t.EncodeKey(keyVals)
+	_, rowKey, err := rowKeyOf(t, key)
 	if err != nil {
 		return nil, err
 	}
@@ -88,17 +81,10 @@ type Plan struct {
 // Plan shows what Undelete(ctx, t, key, commandID) would do — the values it would
 // restore and the row as it is now — so a person can decide before anything is applied.
 func (st *Store) Plan(ctx context.Context, t *overwrite.Table, key any, commandID string) (Plan, error) {
-	if t == nil {
-		return Plan{}, errors.New("tombstone: nil table")
-	}
 	if commandID == "" {
 		return Plan{}, ErrEmptyCommand
 	}
-	keyVals, err := t.KeyValues(key)
-	if err != nil {
-		return Plan{}, err
-	}
-	rowKey, err := t.EncodeKey(keyVals)
+	keyVals, rowKey, err := rowKeyOf(t, key)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -149,8 +135,10 @@ func (st *Store) Undelete(ctx context.Context, t *overwrite.Table, key any, comm
 	if !p.Allowed {
 		return p.Tombstone, p.Reason
 	}
-	keyVals, _ := t.KeyValues(key)
-	rowKey, _ := t.EncodeKey(keyVals)
+	keyVals, rowKey, err := rowKeyOf(t, key)
+	if err != nil {
+		return Record{}, err
+	}
 	cols := []string{}
 	marks := []string{}
 	args := []any{}
