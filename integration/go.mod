@@ -3,10 +3,15 @@ module github.com/cqlsafe/cqlsafe/integration
 go 1.25.0
 
 require (
-	github.com/docker/go-connections v0.7.0
 	github.com/gocql/gocql v1.7.0
+	github.com/scylladb/gocqlx/v2 v2.8.0
 	github.com/testcontainers/testcontainers-go v0.44.0
 	github.com/testcontainers/testcontainers-go/modules/cassandra v0.44.0
+)
+
+require (
+	github.com/docker/go-connections v0.7.0 // indirect
+	github.com/scylladb/go-reflectx v1.0.1 // indirect
 )
 
 require (
@@ -29,7 +34,7 @@ require (
 	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-ole/go-ole v1.3.0 // indirect
-	github.com/golang/snappy v0.0.3 // indirect
+	github.com/golang/snappy v0.0.4 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/hailocab/go-hostpool v0.0.0-20160125115350-e80d13ce29ed // indirect
 	github.com/klauspost/compress v1.18.6 // indirect

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os/exec"
 	"strings"
+	"testing"
 
 	tcexec "github.com/testcontainers/testcontainers-go/exec"
 )
@@ -49,4 +50,18 @@ func (n *Node) Nodetool(ctx context.Context, args ...string) (string, error) {
 func (n *Node) Flush(ctx context.Context, keyspace, table string) error {
 	_, err := n.Nodetool(ctx, "flush", keyspace, table)
 	return err
+}
+
+// MustFlush flushes keyspace.table for a test. When nodetool cannot be run (an external
+// cluster without CQLSAFE_NODETOOL) the test is skipped with that reason — or fails when
+// Cassandra is required.
+func (n *Node) MustFlush(t testing.TB, keyspace, table string) {
+	t.Helper()
+	err := n.Flush(context.Background(), keyspace, table)
+	if errors.Is(err, ErrNoNodetool) && !Required() {
+		t.Skipf("%v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+	"github.com/scylladb/gocqlx/v2/table"
 
 	"github.com/cqlsafe/cqlsafe/clientid"
 	"github.com/cqlsafe/cqlsafe/integration/faultproxy"
@@ -142,9 +143,7 @@ func TestOverwriteTombstonesVsNaive(t *testing.T) {
 			t.Fatal(err)
 		}
 		if flushed {
-			if err := node.Flush(ctx, ks, "t40"); err != nil {
-				t.Fatal(err)
-			}
+			node.MustFlush(t, ks, "t40")
 		}
 		naive, err := harness.TraceRead(ctx, s, `SELECT * FROM t40 WHERE id = ?`, naiveID)
 		if err != nil {
@@ -474,9 +473,7 @@ func TestOverwriteCollections(t *testing.T) {
 	if _, err := overwrite.Row(ctx, s, tbl, map[string]any{"id": 1, "tags": []string{"c"}, "attrs": map[string]string{}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := node.Flush(ctx, ks, "tags"); err != nil {
-		t.Fatal(err)
-	}
+	node.MustFlush(t, ks, "tags")
 	var tags []string
 	var attrs map[string]string
 	if err := s.Query(`SELECT tags, attrs FROM tags WHERE id = 1`).Scan(&tags, &attrs); err != nil {
@@ -493,4 +490,45 @@ func TestOverwriteCollections(t *testing.T) {
 	if tr.TombstoneCells != 0 {
 		t.Fatalf("collection overwrite left %d tombstone cells", tr.TombstoneCells)
 	}
+}
+
+// TestOverwriteGocqlxSplitAndTTL: gocqlx metadata is accepted (and checked), a Partition
+// too big for one batch is split yet ends with exactly the given rows, and WithTTL
+// reaches the written cells.
+func TestOverwriteGocqlxSplitAndTTL(t *testing.T) {
+	s, ks := node.Keyspace(t)
+	ctx := context.Background()
+	harness.Exec(t, s, `CREATE TABLE cart (cart_id int, sku text, qty int, note text, PRIMARY KEY (cart_id, sku))`)
+	tbl, err := overwrite.DescribeGocqlx(ctx, s, ks, table.Metadata{Name: "cart", Columns: []string{"cart_id", "sku", "qty", "note"},
+		PartKey: []string{"cart_id"}, SortKey: []string{"sku"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := overwrite.DescribeGocqlx(ctx, s, ks, table.Metadata{Name: "cart", PartKey: []string{"sku"}}); !errors.Is(err, overwrite.ErrMetadataMismatch) {
+		t.Fatalf("mismatched gocqlx metadata: %v", err)
+	}
+	for i := 0; i < 5; i++ {
+		if err := s.Query(`INSERT INTO cart (cart_id, sku, qty) VALUES (1, ?, 1)`, fmt.Sprint("old-", i)).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rows []map[string]any
+	for i := 0; i < 60; i++ {
+		rows = append(rows, map[string]any{"cart_id": 1, "sku": fmt.Sprintf("sku-%02d", i), "qty": i, "note": strings.Repeat("n", 100)})
+	}
+	res, err := overwrite.Partition(ctx, s, tbl, rows, overwrite.WithMaxBatchBytes(2048), overwrite.WithTTL(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Batches < 2 {
+		t.Fatalf("expected the partition to be split, got %d batch(es)", res.Batches)
+	}
+	var n, ttl int
+	if err := s.Query(`SELECT COUNT(*) FROM cart WHERE cart_id = 1`).Scan(&n); err != nil || n != 60 {
+		t.Fatalf("partition holds %d rows (%v), want exactly the 60 given", n, err)
+	}
+	if err := s.Query(`SELECT TTL(qty) FROM cart WHERE cart_id = 1 AND sku = 'sku-00'`).Scan(&ttl); err != nil || ttl <= 3500 || ttl > 3600 {
+		t.Fatalf("TTL %d (%v), want about 3600", ttl, err)
+	}
+	t.Logf("60 rows in %d batches", res.Batches)
 }

@@ -42,9 +42,7 @@ func TestSmokeRoundTrip(t *testing.T) {
 	}
 	for _, flushed := range []bool{false, true} {
 		if flushed {
-			if err := node.Flush(ctx, ks, "kv"); err != nil {
-				t.Fatalf("flush: %v", err)
-			}
+			node.MustFlush(t, ks, "kv")
 		}
 		withNull, err := harness.TraceRead(ctx, s, `SELECT * FROM kv WHERE id = ?`, 2)
 		if err != nil {
