@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/internal/wait"
 )
 
 // TraceResult is what Cassandra's query trace says a read touched.
@@ -118,13 +120,4 @@ func traceEvents(ctx context.Context, s *gocql.Session, id []byte) ([]string, er
 	}
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+func sleep(ctx context.Context, d time.Duration) error { return wait.Sleep(ctx, d) }
