@@ -162,6 +162,11 @@ func (m *Migration) Backfill(ctx context.Context, opts ...BackfillOption) (Progr
 			return Progress{}, fmt.Errorf("keymigrate: read checkpoint: %w", err)
 		}
 	}
+	// The feeder reads this copy; workers update done under mu.
+	resumed := make(map[int]bool, len(done))
+	for r := range done {
+		resumed[r] = true
+	}
 	start := time.Now()
 	var mu sync.Mutex
 	prog := Progress{RangesDone: len(done), RangesTotal: c.ranges}
@@ -225,7 +230,7 @@ func (m *Migration) Backfill(ctx context.Context, opts ...BackfillOption) (Progr
 	}
 feed:
 	for r := 0; r < c.ranges; r++ {
-		if done[r] {
+		if resumed[r] {
 			continue
 		}
 		select {
