@@ -326,9 +326,9 @@ func (c *classifier) functions(t []cqltext.Token) {
 
 var syntaxBeforeParen = map[string]bool{
 	"values": true, "in": true, "insert": true, "into": true, "and": true, "where": true,
-	"set": true, "token": false, "contains": true, "key": true, "exists": true, "not": true,
+	"set": true, "contains": true, "key": true, "exists": true, "not": true,
 	"if": true, "using": true, "json": true, "default": true, "unset": true, "null": true,
-	"frozen": true, "list": true, "set_": true, "map": true, "tuple": true, "from": true,
+	"frozen": true, "list": true, "map": true, "tuple": true, "from": true,
 }
 
 var nonDeterministic = map[string]bool{

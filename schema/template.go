@@ -124,7 +124,7 @@ func (p Params) validate(name string) error {
 		return bad("replication factor %d outside 1..10", p.ReplicationFactor)
 	}
 	for dc, rf := range p.Datacenters {
-		if err := cqltext.ValidName(dc); err != nil && !validDC(dc) {
+		if !validDC(dc) {
 			return bad("datacenter %q", dc)
 		}
 		if rf < 1 || rf > 10 {

@@ -7,9 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -96,16 +94,13 @@ func (c *connFlags) cluster() (*gocql.ClusterConfig, error) {
 		cl.SslOpts = &gocql.SslOptions{Config: tc, EnableHostVerification: tc.ServerName != ""}
 	}
 	if c.connectOnly {
-		host, portStr, _ := net.SplitHostPort(hosts[0])
-		port, _ := strconv.Atoi(portStr)
-		ips, err := net.LookupIP(host)
-		if err != nil || len(ips) == 0 {
-			return nil, fmt.Errorf("resolve %s: %v", host, err)
+		tr, err := harness.ConnectOnly(hosts[0])
+		if err != nil {
+			return nil, fmt.Errorf("--connect-only: %w", err)
 		}
-		ip := ips[0]
 		cl.Hosts = hosts[:1]
 		cl.DisableInitialHostLookup = true
-		cl.AddressTranslator = gocql.AddressTranslatorFunc(func(net.IP, int) (net.IP, int) { return ip, port })
+		cl.AddressTranslator = tr
 	}
 	return cl, nil
 }

@@ -126,7 +126,7 @@ func Start(ctx context.Context, opts ...Option) (*Node, error) {
 		if len(c.hosts) == 1 {
 			// One contact point: connect only to it, whatever address the node announces
 			// (a port-mapped container, docker compose on a laptop).
-			if tr, err := translateTo(c.hosts[0]); err == nil {
+			if tr, err := ConnectOnly(c.hosts[0]); err == nil {
 				n.translator = tr
 			}
 		}
@@ -223,7 +223,11 @@ func (n *Node) checkReady(ctx context.Context) error {
 	return s.AwaitSchemaAgreement(ctx)
 }
 
-func translateTo(addr string) (gocql.AddressTranslator, error) {
+// ConnectOnly returns an address translator that sends every connection to addr
+// (host:port), whatever address the cluster announces: for a port-mapped container, a
+// node behind NAT, or a fault proxy. Use it with a single node and
+// DisableInitialHostLookup.
+func ConnectOnly(addr string) (gocql.AddressTranslator, error) {
 	host, portStr, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err
@@ -243,21 +247,13 @@ func translateTo(addr string) (gocql.AddressTranslator, error) {
 // ClusterVia returns a cluster config like Cluster, but every connection goes to addr
 // (host:port) — a fault-injection proxy in front of the node. Only for single-node use.
 func (n *Node) ClusterVia(addr, keyspace string) (*gocql.ClusterConfig, error) {
-	host, portStr, err := net.SplitHostPort(addr)
+	tr, err := ConnectOnly(addr)
 	if err != nil {
 		return nil, fmt.Errorf("harness: proxy address %q: %w", addr, err)
-	}
-	port, err := strconv.Atoi(portStr)
-	if err != nil {
-		return nil, fmt.Errorf("harness: proxy port %q: %w", portStr, err)
-	}
-	ip := net.ParseIP(host)
-	if ip == nil {
-		return nil, fmt.Errorf("harness: proxy host %q is not an IP address", host)
 	}
 	cl := n.Cluster(keyspace)
 	cl.Hosts = []string{addr}
 	cl.DisableInitialHostLookup = true
-	cl.AddressTranslator = gocql.AddressTranslatorFunc(func(net.IP, int) (net.IP, int) { return ip, port })
+	cl.AddressTranslator = tr
 	return cl, nil
 }

@@ -77,7 +77,6 @@ func TestOverwriteRowReadBack(t *testing.T) {
 	if err != nil || res2.Timestamp != res.Timestamp+100 {
 		t.Fatalf("map row: %+v %v", res2, err)
 	}
-	var cnt int
 	var nameP *string
 	if err := s.Query(`SELECT name, nickname FROM profiles WHERE id = 1 AND seq = 1`).Scan(&nameP, &nickname); err != nil {
 		t.Fatal(err)
@@ -85,7 +84,6 @@ func TestOverwriteRowReadBack(t *testing.T) {
 	if nameP != nil || nickname == nil || *nickname != "n2" {
 		t.Fatalf("after map overwrite name=%v nickname=%v", nameP, nickname)
 	}
-	_ = cnt
 }
 
 // wideTable creates t40 (id int, seq int, c01..c40 text, PRIMARY KEY (id, seq)) and
