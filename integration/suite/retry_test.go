@@ -2,8 +2,10 @@ package suite
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -142,6 +144,13 @@ func TestReusedQueryAttemptsDoNotLeak(t *testing.T) {
 	if q.Attempts() < 12 {
 		t.Fatalf("gocql's count is %d; expected it to accumulate across executions", q.Attempts())
 	}
+	if d := px.Stats().Dropped.Load(); d != 6 {
+		t.Fatalf("%d responses dropped, want one per execution (6)", d)
+	}
+	var v int
+	if err := s0.Query(`SELECT v FROM kv WHERE id = 1`).Scan(&v); err != nil || v != 1 {
+		t.Fatalf("row in Cassandra: v=%d, %v", v, err)
+	}
 }
 
 // TestDoFieldReport is the field report's example: insert into events, then into
@@ -152,7 +161,7 @@ func TestDoFieldReport(t *testing.T) {
 	s0, ks := node.Keyspace(t)
 	harness.Exec(t, s0,
 		`CREATE TABLE events (id uuid PRIMARY KEY, user_id int, body text)`,
-		`CREATE TABLE user_events (user_id int, event_id uuid, PRIMARY KEY (user_id, event_id))`)
+		`CREATE TABLE user_events (user_id int, event_id uuid, kind text, PRIMARY KEY (user_id, event_id))`)
 	s, px := proxied(t, ks, 300*time.Millisecond)
 	var eventsSent, userEventsSent atomic.Int64
 	var bodies sync.Map
@@ -160,9 +169,9 @@ func TestDoFieldReport(t *testing.T) {
 	px.SetRule(func(r faultproxy.Request) faultproxy.Action {
 		if r.IsWrite() && r.Opcode != faultproxy.OpPrepare {
 			switch {
-			case contains(r.CQL, "INSERT INTO events"):
+			case strings.Contains(r.CQL, "INSERT INTO events"):
 				eventsSent.Add(1)
-			case contains(r.CQL, "INSERT INTO user_events"):
+			case strings.Contains(r.CQL, "INSERT INTO user_events"):
 				userEventsSent.Add(1)
 				bodies.Store(string(r.Body[len(r.Body)-8:]), true) // the timestamp is the body's last 8 bytes
 			}
@@ -176,7 +185,7 @@ func TestDoFieldReport(t *testing.T) {
 		if err := retry.Exec(ctx, s.Query(`INSERT INTO events (id, user_id, body) VALUES (?, ?, ?)`, eventID, 7, "signed up")); err != nil {
 			return err
 		}
-		return retry.Exec(ctx, s.Query(`INSERT INTO user_events (user_id, event_id) VALUES (?, ?)`, 7, eventID))
+		return retry.Exec(ctx, s.Query(`INSERT INTO user_events (user_id, event_id, kind) VALUES (?, ?, 'signup')`, 7, eventID))
 	}, retry.WithMaxAttempts(2), retry.WithBackoff(10*time.Millisecond, 10*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -184,10 +193,23 @@ func TestDoFieldReport(t *testing.T) {
 	if runs != 2 || eventsSent.Load() != 1 || userEventsSent.Load() != 4 {
 		t.Fatalf("runs=%d events sent=%d user_events sent=%d; want 2, 1, 4", runs, eventsSent.Load(), userEventsSent.Load())
 	}
+	var sent int64
 	distinct := 0
-	bodies.Range(func(any, any) bool { distinct++; return true })
+	bodies.Range(func(k, _ any) bool {
+		distinct++
+		sent = int64(binary.BigEndian.Uint64([]byte(k.(string))))
+		return true
+	})
 	if distinct != 1 {
 		t.Fatalf("user_events was sent with %d different timestamps, want 1", distinct)
+	}
+	// What Cassandra holds carries the one timestamp every attempt sent.
+	var wt int64
+	if err := s0.Query(`SELECT WRITETIME(kind) FROM user_events WHERE user_id = 7 AND event_id = ?`, eventID).Scan(&wt); err != nil {
+		t.Fatal(err)
+	}
+	if wt != sent {
+		t.Fatalf("user_events WRITETIME %d, but every attempt sent %d", wt, sent)
 	}
 	var n int
 	if err := s0.Query(`SELECT COUNT(*) FROM events`).Scan(&n); err != nil || n != 1 {
@@ -211,7 +233,7 @@ func TestOutboxReplay(t *testing.T) {
 	defer ob.Close()
 	p := retry.NewPolicy(retry.WithMaxAttempts(2), retry.WithBackoff(time.Millisecond, time.Millisecond), retry.WithOutbox(ob))
 	px.SetRule(func(r faultproxy.Request) faultproxy.Action {
-		if r.IsWrite() && contains(r.CQL, "INSERT INTO kv") {
+		if r.IsWrite() && strings.Contains(r.CQL, "INSERT INTO kv") {
 			return faultproxy.Reset // the request reaches the server, the connection dies
 		}
 		return faultproxy.Forward
@@ -243,17 +265,4 @@ func TestOutboxReplay(t *testing.T) {
 	if v != "newer" || wt != ou.Timestamp+10 {
 		t.Fatalf("after replay v=%q writetime=%d; the newer write must survive", v, wt)
 	}
-}
-
-func contains(s, sub string) bool {
-	return len(sub) == 0 || (len(s) >= len(sub) && indexOf(s, sub) >= 0)
-}
-
-func indexOf(s, sub string) int {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return i
-		}
-	}
-	return -1
 }
