@@ -203,11 +203,20 @@ func Row(ctx context.Context, s *gocql.Session, t *Table, row any, opts ...Optio
 	b := s.NewBatch(gocql.UnloggedBatch)
 	b.Entries = make([]gocql.BatchEntry, 0, 2)
 	b.Query(del, delArgs...)
-	b.Query(t.insertCQL, append(values, o.ttl, n+1)...)
+	b.Query(t.insertCQL, append(values, o.ttlValue(), n+1)...)
 	if err := o.exec(ctx, s, b, n); err != nil {
 		return Result{Timestamp: n, Scope: scope, Rows: 1, Batches: 1}, err
 	}
 	return Result{Timestamp: n, Scope: scope, Rows: 1, Batches: 1}, nil
+}
+
+// ttlValue is what the INSERT binds to USING TTL ?: the caller's TTL, else UNSET so the
+// table's default_time_to_live applies (an explicit 0 would override it).
+func (o *options) ttlValue() any {
+	if o.ttl == 0 {
+		return gocql.UnsetValue
+	}
+	return o.ttl
 }
 
 func (o *options) exec(ctx context.Context, s *gocql.Session, b *gocql.Batch, n int64) error {
@@ -288,7 +297,7 @@ func Partition(ctx context.Context, s *gocql.Session, t *Table, rows any, opts .
 			b = s.NewBatch(gocql.UnloggedBatch)
 			size = 0
 		}
-		b.Query(t.insertCQL, append(vals, o.ttl, n+1)...)
+		b.Query(t.insertCQL, append(vals, o.ttlValue(), n+1)...)
 		size += rowSize
 	}
 	if err := o.exec(ctx, s, b, n); err != nil {

@@ -203,7 +203,7 @@ func (t *Table) buildStatements() {
 		cols[i] = cqltext.Quote(c.Name)
 		marks[i] = "?"
 	}
-	// TTL 0 means "no TTL", so one statement text serves both.
+	// One statement text serves both: the TTL is bound, UNSET when none was given.
 	t.insertCQL = fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) USING TTL ? AND TIMESTAMP ?",
 		q, strings.Join(cols, ", "), strings.Join(marks, ", "))
 	where := func(cs []Column) string {

@@ -1,7 +1,9 @@
 package retry
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cqlsafe/cqlsafe/internal/cqltext"
@@ -56,6 +58,23 @@ type Verdict struct {
 	Conditional bool
 	// Statements counts the statements read (a batch counts its inner statements).
 	Statements int
+
+	// binds are the bind markers whose value decides idempotence: a value bound whole
+	// to a column that is (or, without schema, may be) a non-frozen list. See forValues.
+	binds []bindCheck
+	// keyspaces the verdict consulted schema metadata for (for cache validation).
+	consulted []string
+}
+
+// bindCheck is one bind marker whose bound value can make a statement non-idempotent.
+type bindCheck struct {
+	index  int    // position among the statement's bind markers, from 0
+	column string // the column the value is assigned to ("" for INSERT JSON)
+	known  bool   // schema says the column is a non-frozen list (else: unknown type)
+	// json: the marker is INSERT JSON's document; listCols are the table's non-frozen
+	// list columns (nil when the schema is unknown: any non-empty array counts).
+	json     bool
+	listCols map[string]bool
 }
 
 // ColumnKind is what schema metadata says about a column, to refine Classify.
@@ -96,6 +115,12 @@ func Classify(cql string) Verdict { return ClassifyWithSchema(cql, nil) }
 // append they are not. Without metadata (schema nil or ColumnUnknown) Classify is
 // conservative.
 func ClassifyWithSchema(cql string, schema Schema) Verdict {
+	return classifyIn("", cql, schema)
+}
+
+// classifyIn is ClassifyWithSchema where statements that do not name a keyspace are in
+// keyspace ks (the session's or the query's).
+func classifyIn(ks, cql string, schema Schema) Verdict {
 	v := Verdict{Idempotent: true}
 	toks, err := cqltext.Lex(cql)
 	if err != nil {
@@ -107,7 +132,12 @@ func ClassifyWithSchema(cql string, schema Schema) Verdict {
 		v.notIdempotent("empty statement")
 		return v
 	}
-	c := classifier{v: &v, schema: schema}
+	c := classifier{v: &v, schema: schema, ks: ks, markers: map[int]int{}}
+	for _, tok := range toks {
+		if tok.Kind == cqltext.Bind {
+			c.markers[tok.Pos] = len(c.markers)
+		}
+	}
 	for _, st := range stmts {
 		c.statement(st)
 	}
@@ -137,8 +167,49 @@ func (v *Verdict) note(n string) {
 }
 
 type classifier struct {
-	v      *Verdict
-	schema Schema
+	v       *Verdict
+	schema  Schema
+	ks      string      // keyspace of statements that name none
+	markers map[int]int // bind marker token position → marker index
+}
+
+// kind asks the schema what a column is. Frozen collections, tuples and UDTs are
+// ColumnScalar: one cell, overwritten whole.
+func (c *classifier) kind(ks, table, col string) ColumnKind {
+	if c.schema == nil || table == "" || col == "" {
+		return ColumnUnknown
+	}
+	if ks == "" {
+		ks = c.ks
+	}
+	if !slices.Contains(c.v.consulted, ks) {
+		c.v.consulted = append(c.v.consulted, ks)
+	}
+	return c.schema.ColumnKind(ks, table, col)
+}
+
+// wholeValue judges a value assigned whole to column col (INSERT VALUES, SET col = …).
+// A non-frozen list is not idempotent even with a pinned timestamp: Cassandra keys each
+// element by a TimeUUID from the server's clock, so a repeat appends a second copy.
+func (c *classifier) wholeValue(ks, table, col string, val []cqltext.Token) {
+	if len(val) == 0 {
+		return
+	}
+	kind := c.kind(ks, table, col)
+	if kind != ColumnList && kind != ColumnUnknown {
+		return
+	}
+	if len(val) == 1 && val[0].Kind == cqltext.Bind {
+		c.v.binds = append(c.v.binds, bindCheck{index: c.markers[val[0].Pos], column: col, known: kind == ColumnList})
+		return
+	}
+	if val[0].IsPunct("[") && !(len(val) == 2 && val[1].IsPunct("]")) {
+		if kind == ColumnList {
+			c.v.notIdempotent(fmt.Sprintf("non-frozen list assignment %q (each repeat appends another copy)", col+" = "+clause(val)))
+		} else {
+			c.v.notIdempotent(fmt.Sprintf("list literal assigned to %q, which may be a non-frozen list (a repeat appends another copy; schema metadata can tell)", col))
+		}
+	}
 }
 
 func (c *classifier) setKind(k Kind) {
@@ -157,6 +228,7 @@ func (c *classifier) statement(t []cqltext.Token) {
 		c.setKind(KindWrite)
 		c.v.Writes = true
 		c.write(t)
+		c.insert(t)
 	case first.Is("update"):
 		c.setKind(KindWrite)
 		c.v.Writes = true
@@ -179,11 +251,23 @@ func (c *classifier) statement(t []cqltext.Token) {
 		}
 	case first.Is("alter"):
 		c.setKind(KindSchema)
-		for _, tok := range t {
-			if tok.Is("add") || tok.Is("rename") || (tok.Is("drop") && !hasSeq(t, "if", "exists")) {
-				c.v.notIdempotent(fmt.Sprintf("ALTER … %s fails when repeated", strings.ToUpper(tok.Lower)))
-				break
+		// ALTER TABLE [IF EXISTS] t ADD [IF NOT EXISTS] c … / DROP [IF EXISTS] c / RENAME
+		// [IF EXISTS] a TO b: only the clause's own IF [NOT] EXISTS makes a repeat a
+		// no-op; the table's IF EXISTS does not.
+		for i, tok := range t {
+			guarded := false
+			switch {
+			case tok.Is("add"):
+				guarded = hasSeq(t[i+1:min(i+4, len(t))], "if", "not", "exists")
+			case tok.Is("drop"), tok.Is("rename"):
+				guarded = hasSeq(t[i+1:min(i+3, len(t))], "if", "exists")
+			default:
+				continue
 			}
+			if !guarded {
+				c.v.notIdempotent(fmt.Sprintf("ALTER … %s fails when repeated", strings.ToUpper(tok.Lower)))
+			}
+			break
 		}
 	case first.Is("use"), first.Is("grant"), first.Is("revoke"), first.Is("list"), first.Is("describe"), first.Is("desc"):
 		c.setKind(KindOther)
@@ -379,7 +463,10 @@ func (c *classifier) assignment(ks, table string, a []cqltext.Token) {
 	}
 	col := identName(a[0])
 	if eq > 1 {
-		// c[?] = v: positional list set or map entry; same value twice has one effect.
+		if a[1].IsPunct("[") {
+			c.elementSet(ks, table, col, a[:eq])
+		}
+		// c.field = v: a UDT field, one cell.
 		return
 	}
 	rhs := a[eq+1:]
@@ -387,12 +474,10 @@ func (c *classifier) assignment(ks, table string, a []cqltext.Token) {
 	selfLeft := len(rhs) >= 3 && identName(rhs[0]) == col && (rhs[1].IsPunct("+") || rhs[1].IsPunct("-"))
 	selfRight := len(rhs) >= 3 && identName(rhs[len(rhs)-1]) == col && rhs[len(rhs)-2].IsPunct("+")
 	if !selfLeft && !selfRight {
+		c.wholeValue(ks, table, col, rhs)
 		return
 	}
-	kind := ColumnUnknown
-	if c.schema != nil {
-		kind = c.schema.ColumnKind(ks, table, col)
-	}
+	kind := c.kind(ks, table, col)
 	expr := clause(a)
 	if selfRight {
 		// x + c: list prepend (counters and sets do not take this form idempotently).
@@ -445,9 +530,9 @@ func (c *classifier) delete(t []cqltext.Token) {
 	for _, sel := range splitTop(t[1:from], ",") {
 		if len(sel) >= 2 && sel[1].IsPunct("[") {
 			col := identName(sel[0])
-			kind := ColumnUnknown
-			if c.schema != nil {
-				kind = c.schema.ColumnKind(ks, table, col)
+			kind := c.kind(ks, table, col)
+			if kind == ColumnUnknown && stringSubscript(sel) {
+				kind = ColumnMap // a list index is an int: a text key means a map
 			}
 			switch kind {
 			case ColumnMap, ColumnSet:
@@ -552,4 +637,136 @@ func clause(t []cqltext.Token) string {
 		}
 	}
 	return b.String()
+}
+
+// stringSubscript reports whether sel is `c['literal']`: a map key, never a list index.
+func stringSubscript(sel []cqltext.Token) bool {
+	return len(sel) == 4 && sel[1].IsPunct("[") && sel[2].Kind == cqltext.String && sel[3].IsPunct("]")
+}
+
+// elementSet judges `c[k] = v`. On a map it sets one entry: repeatable. On a list it
+// sets the element at position k as found when it runs: a repeat after another writer
+// prepended or removed an element sets a different element.
+func (c *classifier) elementSet(ks, table, col string, lhs []cqltext.Token) {
+	kind := c.kind(ks, table, col)
+	if kind == ColumnUnknown && stringSubscript(lhs) {
+		kind = ColumnMap
+	}
+	switch kind {
+	case ColumnMap:
+	case ColumnList:
+		c.v.notIdempotent(fmt.Sprintf("positional list set %q (a repeat after another write may hit another element)", clause(lhs)))
+	default:
+		c.v.notIdempotent(fmt.Sprintf("element set %q could be a positional list set (a map would be idempotent: schema metadata can tell)", clause(lhs)))
+	}
+}
+
+// insert judges the values of INSERT INTO t (cols) VALUES (vals) and INSERT INTO t JSON.
+func (c *classifier) insert(t []cqltext.Token) {
+	into := indexKeyword(t, "into", 0)
+	if into < 0 {
+		return
+	}
+	ks, table := tableName(t, into+1)
+	if j := indexKeyword(t, "json", into); j >= 0 && j+1 < len(t) {
+		c.insertJSON(ks, table, t[j+1])
+		return
+	}
+	open := -1
+	for i := into + 1; i < len(t); i++ {
+		if t[i].IsPunct("(") {
+			open = i
+			break
+		}
+	}
+	vals := indexKeyword(t, "values", 0)
+	if open < 0 || vals < 0 || vals+1 >= len(t) || !t[vals+1].IsPunct("(") {
+		return
+	}
+	colToks := inParens(t[open:])
+	valToks := inParens(t[vals+1:])
+	cols := splitTop(colToks, ",")
+	values := splitTop(valToks, ",")
+	for i := range min(len(cols), len(values)) {
+		if len(cols[i]) == 1 {
+			c.wholeValue(ks, table, identName(cols[i][0]), values[i])
+		}
+	}
+}
+
+// inParens returns the tokens between t[0] == "(" and its matching ")".
+func inParens(t []cqltext.Token) []cqltext.Token {
+	depth := 0
+	for i, tok := range t {
+		switch {
+		case tok.IsPunct("(") || tok.IsPunct("[") || tok.IsPunct("{"):
+			depth++
+		case tok.IsPunct(")") || tok.IsPunct("]") || tok.IsPunct("}"):
+			depth--
+			if depth == 0 {
+				return t[1:i]
+			}
+		}
+	}
+	return nil
+}
+
+// insertJSON judges INSERT … JSON doc: a non-empty array for a non-frozen list column
+// is a list assignment (not idempotent). Without schema any non-empty array counts.
+func (c *classifier) insertJSON(ks, table string, doc cqltext.Token) {
+	var listCols map[string]bool
+	if c.schema != nil && table != "" {
+		if ks == "" {
+			ks = c.ks
+		}
+		if ls, ok := c.schema.(listColumnser); ok {
+			if cols, ok := ls.listColumns(ks, table); ok {
+				c.v.consulted = append(c.v.consulted, ks)
+				if len(cols) == 0 {
+					return // no non-frozen list: every document is repeatable
+				}
+				listCols = cols
+			}
+		}
+	}
+	switch doc.Kind {
+	case cqltext.Bind:
+		c.v.binds = append(c.v.binds, bindCheck{index: c.markers[doc.Pos], json: true, listCols: listCols})
+	case cqltext.String:
+		if col, ok := jsonListAssignment(doc.Text, listCols); ok {
+			c.v.notIdempotent(fmt.Sprintf("INSERT JSON assigns a list to %q, which is (or may be) a non-frozen list (a repeat appends another copy)", col))
+		}
+	}
+}
+
+// listColumnser is implemented by schemas that can list a table's non-frozen list
+// columns (SessionSchema); ok is false when the table is unknown.
+type listColumnser interface {
+	listColumns(keyspace, table string) (map[string]bool, bool)
+}
+
+// jsonListAssignment reports the first key of the JSON object doc whose value is a
+// non-empty array and that names a non-frozen list column (any key when listCols is
+// nil). A document that is not a JSON object counts as one (conservative).
+func jsonListAssignment(doc string, listCols map[string]bool) (string, bool) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(doc), &obj); err != nil {
+		return "?", true
+	}
+	for k, raw := range obj {
+		name := k
+		if len(k) >= 2 && k[0] == '"' && k[len(k)-1] == '"' {
+			name = strings.ReplaceAll(k[1:len(k)-1], `""`, `"`) // case-sensitive key
+		} else {
+			name = strings.ToLower(k)
+		}
+		if listCols != nil && !listCols[name] {
+			continue
+		}
+		var arr []json.RawMessage
+		if json.Unmarshal(raw, &arr) == nil && len(arr) > 0 {
+			return name, true
+		}
+	}
+	return "", false
 }

@@ -3,6 +3,8 @@ package retry
 import (
 	"strings"
 	"testing"
+
+	"github.com/gocql/gocql"
 )
 
 type mapSchema map[string]ColumnKind
@@ -30,8 +32,19 @@ func TestClassify(t *testing.T) {
 		{cql: "UPDATE t USING TTL 5 SET a = 'x' WHERE id = 1", want: true, kind: KindWrite},
 		{cql: "DELETE FROM t WHERE id = ?", want: true, kind: KindWrite},
 		{cql: "DELETE a, b FROM t WHERE id = ? AND c IN (?, ?)", want: true, kind: KindWrite},
-		{cql: "UPDATE t SET m[?] = ? WHERE id = ?", want: true},
-		{cql: "UPDATE t SET l[2] = 'x' WHERE id = 1", want: true},
+		{cql: "UPDATE t SET m['k'] = ? WHERE id = ?", want: true}, // a text key: a map
+		{cql: "UPDATE t SET m[?] = ? WHERE id = ?", reason: "positional list set"},
+		{cql: "UPDATE t SET l[2] = 'x' WHERE id = 1", reason: "positional list set"},
+		{cql: "UPDATE t SET u.f = ? WHERE id = 1", want: true},
+		{cql: "DELETE m['k'] FROM t WHERE id = ?", want: true}, // a text key cannot index a list
+		// Whole-list assignment of what may be a non-frozen list (no schema).
+		{cql: "UPDATE t SET l = [1, 2] WHERE id = 1", reason: "may be a non-frozen list"},
+		{cql: "UPDATE t USING TIMESTAMP 1000 SET l = ['a'] WHERE id = 1", reason: "may be a non-frozen list"},
+		{cql: "INSERT INTO t (id, l) VALUES (1, [7, 8])", reason: "may be a non-frozen list"},
+		{cql: "UPDATE t SET l = [] WHERE id = 1", want: true}, // writes no element
+		{cql: "INSERT INTO t (id, s) VALUES (1, {7, 8})", want: true},
+		{cql: `INSERT INTO t JSON '{"id": 1, "l": [1, 2]}'`, reason: "INSERT JSON"},
+		{cql: `INSERT INTO t JSON '{"id": 1, "v": "x"}'`, want: true},
 		{cql: "UPDATE t SET s = s + {'a'} WHERE id = 1", want: true},
 		{cql: "UPDATE t SET m = m + {'k': 'v'} WHERE id = 1", want: true},
 		{cql: "UPDATE t SET s = s - {'a'} WHERE id = 1", want: true},
@@ -83,6 +96,10 @@ func TestClassify(t *testing.T) {
 		{cql: "DROP TABLE IF EXISTS t", want: true, kind: KindSchema},
 		{cql: "ALTER TABLE t WITH gc_grace_seconds = 3600", want: true, kind: KindSchema},
 		{cql: "ALTER TABLE t ADD c int", reason: "ADD"},
+		{cql: "ALTER TABLE IF EXISTS t DROP c", reason: "DROP"},
+		{cql: "ALTER TABLE t DROP IF EXISTS c", want: true, kind: KindSchema},
+		{cql: "ALTER TABLE t ADD IF NOT EXISTS c int", want: true, kind: KindSchema},
+		{cql: "ALTER TABLE IF EXISTS t ADD c int", reason: "ADD"},
 		{cql: "USE ks", want: true},
 		// Not CQL.
 		{cql: "", reason: "empty"},
@@ -110,7 +127,7 @@ func TestClassify(t *testing.T) {
 }
 
 func TestClassifyWithSchema(t *testing.T) {
-	schema := mapSchema{"t.s": ColumnSet, "t.m": ColumnMap, "t.l": ColumnList, "c.n": ColumnCounter}
+	schema := mapSchema{"t.s": ColumnSet, "t.m": ColumnMap, "t.l": ColumnList, "c.n": ColumnCounter, "t.fl": ColumnScalar}
 	for _, tc := range []struct {
 		cql  string
 		want bool
@@ -125,9 +142,50 @@ func TestClassifyWithSchema(t *testing.T) {
 		{"DELETE m[?] FROM t WHERE id = ?", true},
 		{"DELETE l[?] FROM t WHERE id = ?", false},
 		{"UPDATE t SET x = x + ? WHERE id = ?", false}, // unknown column: conservative
+		{"UPDATE t SET l = [1, 2] WHERE id = ?", false},
+		{"UPDATE t SET fl = [1, 2] WHERE id = ?", true}, // frozen list: one cell
+		{"INSERT INTO t (id, fl) VALUES (?, [1])", true},
+		{"INSERT INTO t (id, l) VALUES (?, [1])", false},
+		{"UPDATE t SET l[0] = ? WHERE id = ?", false},
+		{"UPDATE t SET m[?] = ? WHERE id = ?", true},
 	} {
 		if v := ClassifyWithSchema(tc.cql, schema); v.Idempotent != tc.want {
 			t.Errorf("ClassifyWithSchema(%q) = %v (%q), want %v", tc.cql, v.Idempotent, v.Reasons, tc.want)
+		}
+	}
+}
+
+// TestRetryRepeatableValues: bind markers are judged by the value bound and the column's
+// type — a non-empty list bound whole to a non-frozen list is not repeatable.
+func TestRetryRepeatableValues(t *testing.T) {
+	withSchema := NewPolicy(WithSchema(mapSchema{"t.l": ColumnList, "t.fl": ColumnScalar, "t.s": ColumnSet}))
+	noSchema := NewPolicy()
+	var nilPtr *[]int
+	for _, tc := range []struct {
+		p      *Policy
+		cql    string
+		values []any
+		want   bool
+	}{
+		{withSchema, "UPDATE t SET l = ? WHERE id = ?", []any{[]int{1}, 1}, false},
+		{withSchema, "UPDATE t SET l = ? WHERE id = ?", []any{[]int{}, 1}, true},
+		{withSchema, "UPDATE t SET l = ? WHERE id = ?", []any{nil, 1}, true},
+		{withSchema, "UPDATE t SET l = ? WHERE id = ?", []any{nilPtr, 1}, true},
+		{withSchema, "UPDATE t SET l = ? WHERE id = ?", []any{gocql.UnsetValue, 1}, true},
+		{withSchema, "UPDATE t USING TTL ? SET l = ? WHERE id = ?", []any{5, []int{1}, 1}, false},
+		{withSchema, "UPDATE t SET fl = ? WHERE id = ?", []any{[]int{1}, 1}, true},
+		{withSchema, "UPDATE t SET s = ? WHERE id = ?", []any{[]int{1}, 1}, true},
+		{withSchema, "INSERT INTO t (id, l, s) VALUES (?, ?, ?)", []any{1, []string{"a"}, []int{1}}, false},
+		{withSchema, "INSERT INTO t (id, fl, s) VALUES (?, ?, ?)", []any{1, []string{"a"}, []int{1}}, true},
+		{noSchema, "INSERT INTO t (id, x) VALUES (?, ?)", []any{1, []int{1}}, false},
+		{noSchema, "INSERT INTO t (id, x) VALUES (?, ?)", []any{1, []byte{1}}, true},
+		{noSchema, "INSERT INTO t (id, x) VALUES (?, ?)", []any{gocql.TimeUUID(), "x"}, true},
+		{noSchema, "INSERT INTO t JSON ?", []any{`{"id": 1, "l": [1]}`}, false},
+		{noSchema, "INSERT INTO t JSON ?", []any{`{"id": 1, "l": []}`}, true},
+		{noSchema, "BEGIN BATCH INSERT INTO a (id) VALUES (?); UPDATE t SET x = ? WHERE id = ? APPLY BATCH", []any{1, []int{1}, 2}, false},
+	} {
+		if got := tc.p.Repeatable("ks", tc.cql, tc.values).Idempotent; got != tc.want {
+			t.Errorf("Repeatable(%q, %v) = %v, want %v", tc.cql, tc.values, got, tc.want)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 
@@ -24,6 +25,7 @@ type doRun struct {
 
 type doStep struct {
 	key        string
+	values     []any // the values the step was first sent with
 	ts         int64
 	done       bool
 	idempotent bool
@@ -61,19 +63,12 @@ func Do(ctx context.Context, fn func(ctx context.Context) error, opts ...Option)
 		run.mu.Unlock()
 		ev := Event{Attempt: attempt, Err: err, Class: ClassifyError(err), Statement: "Do",
 			Idempotent: failed != nil && failed.idempotent}
-		switch {
-		case failed == nil:
+		if failed == nil {
 			ev.Why = "the error did not come from an Exec step"
-		case !ev.Idempotent:
-			ev.Why = "failed step is not idempotent"
-		case !ev.Class.Retryable():
-			ev.Why = "error class " + ev.Class.String() + " is not retryable"
-		case attempt >= p.cfg.maxAttempts:
-			ev.Why = "attempts exhausted"
-		case ctx.Err() != nil:
-			ev.Why = "context done"
-		default:
-			ev.Retrying = true
+		} else {
+			ev.Retrying, ev.Why = p.decide(ctx, err, failed.idempotent, true, attempt)
+		}
+		if ev.Retrying {
 			ev.Delay = p.delay(attempt)
 		}
 		p.report(ev)
@@ -92,8 +87,11 @@ func doFrom(ctx context.Context) *doRun {
 }
 
 // step claims the next step of the current run. It returns the step index, the
-// timestamp pinned the first time (0 if none yet) and whether it is already done.
-func (run *doRun) step(key string) (int, int64, bool, error) {
+// timestamp pinned the first time (0 if none yet) and whether it is already done. A
+// step whose statement or bound values differ from the first run's is
+// ErrNondeterministic: re-sending other values under the first timestamp would write
+// something the first attempt never meant (a second row, for an id minted inside fn).
+func (run *doRun) step(key string, values []any) (int, int64, bool, error) {
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	i := run.next
@@ -103,9 +101,12 @@ func (run *doRun) step(key string) (int, int64, bool, error) {
 		if s.key != key {
 			return i, 0, false, fmt.Errorf("%w: step %d was %q, now %q", ErrNondeterministic, i+1, s.key, key)
 		}
+		if !reflect.DeepEqual(s.values, values) {
+			return i, 0, false, fmt.Errorf("%w: step %d (%q) is bound to other values than on the first run (mint ids and times before Do, not inside fn)", ErrNondeterministic, i+1, key)
+		}
 		return i, s.ts, s.done, nil
 	}
-	run.steps = append(run.steps, doStep{key: key})
+	run.steps = append(run.steps, doStep{key: key, values: values})
 	return i, 0, false, nil
 }
 
@@ -130,8 +131,10 @@ func Exec(ctx context.Context, q *gocql.Query, opts ...Option) error {
 	if run == nil {
 		return NewPolicy(opts...).Exec(ctx, q)
 	}
-	stmt := statementOf(q)
-	i, ts, done, err := run.step(stmt.CQL)
+	if q == nil {
+		return errors.New("retry: nil query")
+	}
+	i, ts, done, err := run.step(q.Statement(), snapshot(q.Values()))
 	if err != nil || done {
 		return err
 	}
@@ -148,16 +151,30 @@ func ExecBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch, opts ...Op
 	if run == nil {
 		return NewPolicy(opts...).ExecBatch(ctx, s, b)
 	}
+	if s == nil || b == nil {
+		return errors.New("retry: nil session or batch")
+	}
 	keys := make([]string, len(b.Entries))
+	var values []any
 	for i, e := range b.Entries {
 		keys[i] = e.Stmt
+		values = append(values, snapshot(e.Args))
 	}
-	i, ts, done, err := run.step("BATCH:" + strings.Join(keys, "\x00"))
+	i, ts, done, err := run.step("BATCH:"+strings.Join(keys, "\x00"), values)
 	if err != nil || done {
 		return err
 	}
-	pb := run.policy.PinBatch(ctx, b, ts)
+	pb := run.policy.pinBatch(ctx, s, b, ts)
 	err = run.policy.execPinnedBatch(s, pb)
 	run.finish(i, pb.Timestamp, pb.Verdict.Idempotent, err)
 	return err
+}
+
+// snapshot copies bound values so that a caller reusing its slice between runs does not
+// change what the first run is remembered to have sent.
+func snapshot(values []any) []any {
+	if values == nil {
+		return []any{}
+	}
+	return append([]any{}, values...)
 }

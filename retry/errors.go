@@ -2,7 +2,9 @@ package retry
 
 import (
 	"errors"
+
 	"fmt"
+	"github.com/gocql/gocql"
 	"strings"
 )
 
@@ -31,8 +33,10 @@ type Statement struct {
 type OutcomeUnknownError struct {
 	Statements []Statement // one, or a batch's entries in order
 	Batch      bool
-	Timestamp  int64 // the pinned write timestamp (µs since the epoch)
+	BatchType  gocql.BatchType // the batch's type (logged, unlogged, counter) when Batch
+	Timestamp  int64           // the pinned write timestamp (µs since the epoch)
 	Idempotent bool
+	Reasons    []string // why it is not idempotent, when it is not
 	Attempts   int
 	Err        error // the last error
 }

@@ -12,28 +12,35 @@ import (
 	"github.com/cqlsafe/cqlsafe/internal/wait"
 )
 
-// Policy is a gocql.RetryPolicy that never retries what is not idempotent.
+// Policy decides whether a failed Cassandra statement is sent again, and runs
+// statements so that doing so is safe.
 //
-// A query or batch is retried only when gocql marks it idempotent (Pin and Exec do
-// that when Classify agrees), the error is of a retryable class and attempts remain:
+// Run writes through Exec and ExecBatch: they pin one write timestamp before the first
+// attempt, judge the statement with its bound values (Classify, refined by the schema
+// given with WithSchema) and retry it through a per-execution policy that sees every
+// error. The rules, in order:
 //
-//	Unavailable, Overloaded, IsBootstrapping, no host   retry on the next host
-//	read timeout                                         retry
-//	write timeout, write failure, client-side timeout,
-//	connection lost mid-request                          retry (idempotent only)
-//	read failure, syntax, invalid, unauthorized, other   never
-//	context cancelled or deadline passed                 never
+//	context done, attempts exhausted, fatal error classes   never retried
+//	nothing applied (Unavailable, Overloaded, Bootstrapping,
+//	  no connection, write timeout of type BATCH_LOG)       retried, even if not idempotent
+//	logged batch in the batch log (write timeout BATCH)     never re-sent
+//	may have applied (write timeout or failure, client
+//	  timeout, connection lost mid-request)                  retried only if idempotent
+//	read timeout                                             retried
+//
+// A write that may have applied and was not retried (or ran out of attempts) returns an
+// *OutcomeUnknownError; so does a write whose context ended while an attempt was in
+// flight (gocql cannot tell whether the request had been written).
+//
+// Set as a cluster's RetryPolicy (cluster.RetryPolicy = p), a Policy sees statements it
+// did not pin: it retries reads, and never retries a write (gocql would re-send it with
+// a fresh timestamp, which can overwrite a newer write by another client).
 //
 // Waits between attempts back off exponentially with jitter and end early when the
-// query's context is done. Statements run through Pin/Exec count attempts per
-// execution, so a reused *gocql.Query does not inherit attempts from earlier
-// executions (gocql's own count, Query.Attempts, accumulates across them); set on a
-// cluster without Pin, the policy falls back to gocql's count.
-//
-// A Policy is safe for concurrent use.
+// context is done. A Policy is safe for concurrent use.
 type Policy struct {
 	cfg     config
-	verdict sync.Map // statement text → Verdict (bounded by verdictCacheMax)
+	verdict sync.Map // verdictKey → cachedVerdict (bounded by verdictCacheMax)
 	cached  int64
 	mu      sync.Mutex
 }
@@ -48,7 +55,9 @@ var _ gocql.RetryPolicy = (*Policy)(nil)
 //   - backoff 50 ms doubling to at most 2 s, full jitter (WithBackoff, WithoutJitter);
 //   - write timestamps from clientid.ProcessClock() (WithClock);
 //   - no observer, no logging (WithObserver, WithLogger);
-//   - no schema metadata: `x = x + ?` is treated as a counter or list (WithSchema);
+//   - no schema metadata (WithSchema): ExecBatch reads it from the session it is given;
+//     Exec judges values bound to columns of unknown type by their shape (a non-empty
+//     slice may be a non-frozen list, so it is not retried);
 //   - no outbox (WithOutbox).
 //
 // ServicePreset() tunes it for request-serving code.
@@ -65,49 +74,28 @@ func NewPolicy(opts ...Option) *Policy {
 // MaxAttempts returns the bound on attempts per execution.
 func (p *Policy) MaxAttempts() int { return p.cfg.maxAttempts }
 
-// execState is one execution's record of its attempts, carried in the context that
-// Pin attaches to the query. gocql calls the query's observer after each attempt and
-// then Attempt, on the same goroutine; the state links the two.
-type execState struct {
-	mu        sync.Mutex
-	attempts  int
-	lastErr   error
-	statement string
-	values    []any
+// Repeatable is the Policy's judgement of one execution: whether executing cql with
+// these bound values twice, with the same pinned timestamp, leaves Cassandra as once.
+// keyspace is where statements that name no keyspace run (the session's). The Policy's
+// schema (WithSchema) refines it.
+func (p *Policy) Repeatable(keyspace, cql string, values []any) Verdict {
+	return p.classify(p.cfg.schema, keyspace, cql).forValues(values)
 }
 
-type stateKey struct{}
-
-func stateFrom(ctx context.Context) *execState {
-	if ctx == nil {
-		return nil
-	}
-	st, _ := ctx.Value(stateKey{}).(*execState)
-	return st
-}
-
-// Attempt implements gocql.RetryPolicy: it decides whether to retry after a failed
-// attempt and waits the backoff delay first.
+// Attempt implements gocql.RetryPolicy for statements the Policy did not pin (the Policy
+// set on a cluster or a query by hand): reads are retried, writes never — their
+// timestamp is not pinned. gocql calls Attempt without the error; GetRetryType then
+// rethrows errors of classes that are not retryable.
 func (p *Policy) Attempt(q gocql.RetryableQuery) bool {
 	ctx := q.Context()
-	idem := false
-	if iq, ok := q.(interface{ IsIdempotent() bool }); ok {
-		idem = iq.IsIdempotent()
-	}
 	attempts := q.Attempts()
-	var lastErr error
-	stmt := ""
-	if st := stateFrom(ctx); st != nil {
-		st.mu.Lock()
-		attempts, lastErr, stmt = st.attempts, st.lastErr, st.statement
-		st.mu.Unlock()
-	}
-	ev := Event{Attempt: attempts, Err: lastErr, Class: ClassifyError(lastErr), Idempotent: idem, Statement: stmt}
+	stmt, v := p.unpinnedVerdict(q)
+	ev := Event{Attempt: attempts, Idempotent: v.Idempotent && !v.Writes, Statement: stmt}
 	switch {
-	case !idem:
+	case v.Writes:
+		ev.Why = "write timestamp not pinned (run writes through Policy.Exec or Policy.ExecBatch)"
+	case !v.Idempotent:
 		ev.Why = "not idempotent"
-	case lastErr != nil && !ev.Class.Retryable():
-		ev.Why = "error class " + ev.Class.String() + " is not retryable"
 	case attempts >= p.cfg.maxAttempts:
 		ev.Why = "attempts exhausted"
 	case ctx != nil && ctx.Err() != nil:
@@ -123,20 +111,26 @@ func (p *Policy) Attempt(q gocql.RetryableQuery) bool {
 	return sleep(ctx, ev.Delay) == nil
 }
 
-// GetRetryType implements gocql.RetryPolicy: where to retry, by error class.
-func (p *Policy) GetRetryType(err error) gocql.RetryType {
-	switch ClassifyError(err) {
-	case ClassUnavailable, ClassOverloaded, ClassBootstrapping, ClassNoHost:
-		return gocql.RetryNextHost
-	case ClassClientTimeout, ClassConnection:
-		if p.cfg.nextHost {
-			return gocql.RetryNextHost
-		}
-		return gocql.Retry
-	case ClassReadTimeout, ClassWriteTimeout, ClassWriteFailure:
-		return gocql.Retry
+// unpinnedVerdict classifies a statement gocql hands to Attempt.
+func (p *Policy) unpinnedVerdict(q gocql.RetryableQuery) (string, Verdict) {
+	switch x := q.(type) {
+	case *gocql.Query:
+		stmt := x.Statement()
+		return stmt, p.classify(p.cfg.schema, x.Keyspace(), stmt).forValues(x.Values())
+	case *gocql.Batch:
+		v := p.batchVerdict(p.cfg.schema, x)
+		return "BATCH", v
 	}
-	return gocql.Rethrow
+	return "", Verdict{Kind: KindUnknown, Writes: true, Reasons: []string{"unknown statement type"}}
+}
+
+// GetRetryType implements gocql.RetryPolicy: where to retry, by error class; errors of
+// classes that are never retried are rethrown.
+func (p *Policy) GetRetryType(err error) gocql.RetryType {
+	if !ClassifyError(err).Retryable() || batchLogged(err) {
+		return gocql.Rethrow
+	}
+	return p.retryType(err)
 }
 
 // delay is the wait before retry number `failed` (1 after the first failure).
@@ -172,16 +166,55 @@ func (p *Policy) report(ev Event) {
 
 func sleep(ctx context.Context, d time.Duration) error { return wait.Sleep(ctx, d) }
 
-// classify returns the cached verdict for a statement text.
-func (p *Policy) classify(stmt string) Verdict {
-	if v, ok := p.verdict.Load(stmt); ok {
-		return v.(Verdict)
+type verdictKey struct {
+	schema   int // 0 none, 1 the Policy's, 2 a session's
+	session  *gocql.Session
+	keyspace string
+	stmt     string
+}
+
+type cachedVerdict struct {
+	v    Verdict
+	gens []any // schema generation of each keyspace v consulted
+}
+
+// classify returns the verdict for a statement text, cached. A verdict judged against
+// a session's schema is judged again when that keyspace's metadata changed.
+func (p *Policy) classify(schema Schema, keyspace, stmt string) Verdict {
+	key := verdictKey{keyspace: keyspace, stmt: stmt}
+	switch s := schema.(type) {
+	case nil:
+	case sessionSchema:
+		key.schema, key.session = 2, s.s
+	default:
+		key.schema = 1 // the Policy's own (WithSchema): the only other kind passed here
 	}
-	v := ClassifyWithSchema(stmt, p.cfg.schema)
+	gen, _ := schema.(generationer)
+	if c, ok := p.verdict.Load(key); ok {
+		cv := c.(cachedVerdict)
+		fresh := true
+		for i, ks := range cv.v.consulted {
+			if gen != nil && gen.generation(ks) != cv.gens[i] {
+				fresh = false
+				break
+			}
+		}
+		if fresh {
+			return cv.v
+		}
+	}
+	v := classifyIn(keyspace, stmt, schema)
+	cv := cachedVerdict{v: v}
+	if gen != nil {
+		for _, ks := range v.consulted {
+			cv.gens = append(cv.gens, gen.generation(ks))
+		}
+	}
 	p.mu.Lock()
 	if p.cached < verdictCacheMax {
-		p.cached++
-		p.verdict.Store(stmt, v)
+		if _, loaded := p.verdict.Swap(key, cv); !loaded {
+			p.cached++
+		}
 	}
 	p.mu.Unlock()
 	return v

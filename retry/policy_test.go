@@ -13,8 +13,7 @@ import (
 	"github.com/gocql/gocql"
 )
 
-// fakeQuery stands in for *gocql.Query in the policy's view: gocql's own attempt count
-// (which accumulates across executions) and a context carrying this execution's state.
+// fakeQuery stands in for a statement gocql hands to a cluster-level policy.
 type fakeQuery struct {
 	ctx        context.Context
 	gocqlCount int
@@ -28,16 +27,16 @@ func (q *fakeQuery) GetConsistency() gocql.Consistency  { return q.cons }
 func (q *fakeQuery) Context() context.Context           { return q.ctx }
 func (q *fakeQuery) IsIdempotent() bool                 { return q.idempotent }
 
-// execution simulates one execution the way Pin sets it up.
-func execution(idempotent bool, gocqlCount int) (*fakeQuery, *execState) {
-	st := &execState{statement: "INSERT …"}
-	return &fakeQuery{ctx: context.WithValue(context.Background(), stateKey{}, st), idempotent: idempotent, gocqlCount: gocqlCount}, st
+// execution simulates one pinned execution: its per-execution policy and state.
+func execution(p *Policy, idempotent bool) (execPolicy, *execState) {
+	st := &execState{ctx: context.Background(), statement: "INSERT …", verdict: Verdict{Idempotent: idempotent, Writes: true}}
+	return execPolicy{p: p, st: st}, st
 }
 
-// fail records a failed attempt as gocql's observer would.
-func fail(q *fakeQuery, err error) {
-	q.gocqlCount++
-	record(q.ctx, err, nil)
+// fail runs gocql's side of a failed attempt: Attempt, then GetRetryType with the error.
+// It reports whether the policy retries.
+func fail(e execPolicy, err error) bool {
+	return e.Attempt(nil) && e.GetRetryType(err) != gocql.Rethrow
 }
 
 type reqErr struct{ code int }
@@ -83,76 +82,89 @@ func TestClassifyError(t *testing.T) {
 	}
 }
 
-// TestPolicyDecisions: every error class × idempotence.
-func TestPolicyDecisions(t *testing.T) {
+// TestRetryDecisions: every error class × idempotence, through the per-execution
+// policy Exec uses (decide is the one decision function).
+func TestRetryDecisions(t *testing.T) {
 	p := NewPolicy(WithBackoff(time.Microsecond, time.Microsecond), WithoutJitter())
 	for _, tc := range []struct {
-		err       error
-		retryable bool
-		where     gocql.RetryType
+		err          error
+		idempotent   bool // retried when idempotent
+		nonIdem      bool // retried even when not idempotent: nothing was applied
+		where        gocql.RetryType
+		unknownWrite bool // a write that failed so may have applied
 	}{
-		{&gocql.RequestErrUnavailable{}, true, gocql.RetryNextHost},
-		{reqErr{gocql.ErrCodeOverloaded}, true, gocql.RetryNextHost},
-		{reqErr{gocql.ErrCodeBootstrapping}, true, gocql.RetryNextHost},
-		{&gocql.RequestErrReadTimeout{}, true, gocql.Retry},
-		{&gocql.RequestErrWriteTimeout{}, true, gocql.Retry},
-		{&gocql.RequestErrWriteFailure{}, true, gocql.Retry},
-		{gocql.ErrTimeoutNoResponse, true, gocql.Retry},
-		{gocql.ErrConnectionClosed, true, gocql.Retry},
-		{&gocql.RequestErrReadFailure{}, false, gocql.Rethrow},
-		{reqErr{gocql.ErrCodeSyntax}, false, gocql.Rethrow},
-		{reqErr{gocql.ErrCodeInvalid}, false, gocql.Rethrow},
-		{reqErr{gocql.ErrCodeUnauthorized}, false, gocql.Rethrow},
-		{context.Canceled, false, gocql.Rethrow},
+		{&gocql.RequestErrUnavailable{}, true, true, gocql.RetryNextHost, false},
+		{reqErr{gocql.ErrCodeOverloaded}, true, true, gocql.RetryNextHost, false},
+		{reqErr{gocql.ErrCodeBootstrapping}, true, true, gocql.RetryNextHost, false},
+		{gocql.ErrNoConnections, true, true, gocql.RetryNextHost, false},
+		{&gocql.RequestErrWriteTimeout{WriteType: "BATCH_LOG"}, true, true, gocql.Retry, false},
+		{&gocql.RequestErrWriteTimeout{WriteType: "BATCH"}, false, false, gocql.Rethrow, true},
+		{&gocql.RequestErrReadTimeout{}, true, false, gocql.Retry, false},
+		{&gocql.RequestErrWriteTimeout{WriteType: "SIMPLE"}, true, false, gocql.Retry, true},
+		{&gocql.RequestErrWriteFailure{}, true, false, gocql.Retry, true},
+		{gocql.ErrTimeoutNoResponse, true, false, gocql.Retry, true},
+		{gocql.ErrConnectionClosed, true, false, gocql.Retry, true},
+		{&gocql.RequestErrReadFailure{}, false, false, gocql.Rethrow, false},
+		{reqErr{gocql.ErrCodeSyntax}, false, false, gocql.Rethrow, false},
+		{reqErr{gocql.ErrCodeInvalid}, false, false, gocql.Rethrow, false},
+		{reqErr{gocql.ErrCodeUnauthorized}, false, false, gocql.Rethrow, false},
+		{context.Canceled, false, false, gocql.Rethrow, true},
 	} {
 		for _, idem := range []bool{true, false} {
-			q, _ := execution(idem, 0)
-			fail(q, tc.err)
-			got := p.Attempt(q)
-			if want := idem && tc.retryable; got != want {
-				t.Errorf("%v, idempotent=%v: Attempt = %v, want %v", tc.err, idem, got, want)
+			e, _ := execution(p, idem)
+			got := fail(e, tc.err)
+			want := tc.nonIdem || (idem && tc.idempotent)
+			if got != want {
+				t.Errorf("%v, idempotent=%v: retried = %v, want %v", tc.err, idem, got, want)
 			}
-		}
-		if got := p.GetRetryType(tc.err); got != tc.where {
-			t.Errorf("GetRetryType(%v) = %v, want %v", tc.err, got, tc.where)
+			if got {
+				if where := e.GetRetryType(tc.err); where != tc.where {
+					t.Errorf("%v: retry type %v, want %v", tc.err, where, tc.where)
+				}
+			}
+			_, st := execution(p, idem)
+			out := p.outcome(tc.err, st.verdict, 7, st, false, gocql.UnloggedBatch, nil)
+			if isUnknown := errors.Is(out, ErrOutcomeUnknown); isUnknown != tc.unknownWrite {
+				t.Errorf("%v: outcome unknown = %v, want %v", tc.err, isUnknown, tc.unknownWrite)
+			}
 		}
 	}
 }
 
-func TestPolicyBoundedAttempts(t *testing.T) {
+// TestRetryClusterPolicyNeverRetriesUnpinnedWrites: set on a cluster, the Policy sees
+// statements it did not pin; gocql would re-send a write with a fresh timestamp.
+func TestRetryClusterPolicyNeverRetriesUnpinnedWrites(t *testing.T) {
+	p := NewPolicy(WithBackoff(time.Microsecond, time.Microsecond))
+	for _, tc := range []struct {
+		stmt string
+		want bool
+	}{
+		{"SELECT * FROM t WHERE id = ?", true},
+		{"INSERT INTO t (id, v) VALUES (?, ?)", false},
+		{"UPDATE c SET n = n + 1 WHERE id = ?", false},
+	} {
+		q := (&gocql.Session{}).Query(tc.stmt, 1).Idempotent(true)
+		if got := p.Attempt(q); got != tc.want {
+			t.Errorf("%s: Attempt = %v, want %v", tc.stmt, got, tc.want)
+		}
+	}
+	if p.GetRetryType(reqErr{gocql.ErrCodeSyntax}) != gocql.Rethrow {
+		t.Error("a syntax error is not rethrown")
+	}
+}
+
+func TestRetryBoundedAttempts(t *testing.T) {
 	p := NewPolicy(WithMaxAttempts(3), WithBackoff(time.Microsecond, time.Microsecond))
-	q, _ := execution(true, 0)
+	e, _ := execution(p, true)
 	var allowed int
 	for i := 0; i < 10; i++ {
-		fail(q, gocql.ErrTimeoutNoResponse)
-		if !p.Attempt(q) {
+		if !fail(e, gocql.ErrTimeoutNoResponse) {
 			break
 		}
 		allowed++
 	}
 	if allowed != 2 { // 3 attempts: the first and two retries
 		t.Fatalf("retries allowed = %d, want 2", allowed)
-	}
-}
-
-// TestAttemptsDoNotLeakBetweenExecutions is the regression test for gocql's count: a
-// reused *gocql.Query keeps accumulating Attempts() across executions, so a policy that
-// trusts it stops retrying after the first few failures of a long-lived query.
-func TestAttemptsDoNotLeakBetweenExecutions(t *testing.T) {
-	p := NewPolicy(WithMaxAttempts(3), WithBackoff(time.Microsecond, time.Microsecond))
-	gocqlCount := 0
-	for exec := 0; exec < 5; exec++ {
-		q, _ := execution(true, gocqlCount)
-		fail(q, gocql.ErrTimeoutNoResponse)
-		if !p.Attempt(q) {
-			t.Fatalf("execution %d: first failure not retried (gocql's count is %d)", exec+1, q.gocqlCount)
-		}
-		gocqlCount = q.gocqlCount + 1 // the retry succeeded
-	}
-	// Without per-execution state the policy falls back to gocql's count — and refuses.
-	stale := &fakeQuery{ctx: context.Background(), idempotent: true, gocqlCount: gocqlCount}
-	if p.Attempt(stale) {
-		t.Fatal("fallback: expected gocql's accumulated count to exhaust attempts")
 	}
 }
 
@@ -172,34 +184,30 @@ func TestBackoff(t *testing.T) {
 	}
 }
 
-func TestAttemptStopsWhenContextDone(t *testing.T) {
+func TestRetryWaitStopsWhenContextDone(t *testing.T) {
 	p := NewPolicy(WithBackoff(time.Hour, time.Hour), WithoutJitter())
-	q, _ := execution(true, 0)
-	ctx, cancel := context.WithCancel(q.ctx)
-	q.ctx = ctx
-	fail(q, gocql.ErrTimeoutNoResponse)
+	e, st := execution(p, true)
+	ctx, cancel := context.WithCancel(context.Background())
+	st.ctx = ctx
 	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
 	start := time.Now()
-	if p.Attempt(q) {
-		t.Fatal("Attempt returned true after the context was cancelled")
+	if fail(e, gocql.ErrTimeoutNoResponse) {
+		t.Fatal("retried after the context was cancelled")
 	}
 	if time.Since(start) > 5*time.Second {
 		t.Fatal("backoff wait did not end with the context")
 	}
 }
 
-func TestObserverEvents(t *testing.T) {
+func TestRetryObserverEvents(t *testing.T) {
 	var events []Event
 	p := NewPolicy(WithObserver(func(e Event) { events = append(events, e) }),
 		WithBackoff(time.Microsecond, time.Microsecond), WithMaxAttempts(2))
-	q, _ := execution(true, 0)
-	fail(q, gocql.ErrTimeoutNoResponse)
-	p.Attempt(q)
-	fail(q, gocql.ErrTimeoutNoResponse)
-	p.Attempt(q)
-	nq, _ := execution(false, 0)
-	fail(nq, gocql.ErrTimeoutNoResponse)
-	p.Attempt(nq)
+	e, _ := execution(p, true)
+	fail(e, gocql.ErrTimeoutNoResponse)
+	fail(e, gocql.ErrTimeoutNoResponse)
+	ne, _ := execution(p, false)
+	fail(ne, gocql.ErrTimeoutNoResponse)
 	if len(events) != 3 || !events[0].Retrying || events[1].Retrying || events[1].Why != "attempts exhausted" ||
 		events[2].Why != "not idempotent" || events[0].Class != ClassClientTimeout {
 		t.Fatalf("events: %+v", events)

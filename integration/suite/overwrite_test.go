@@ -545,3 +545,92 @@ func TestOverwriteGocqlxSplitAndTTL(t *testing.T) {
 	}
 	t.Logf("60 rows in %d batches", res.Batches)
 }
+
+// TestOverwriteKeepsTableDefaultTTL: with no WithTTL the written cells inherit the
+// table's default_time_to_live — an explicit TTL 0 would override it (only UNSET
+// inherits it).
+func TestOverwriteKeepsTableDefaultTTL(t *testing.T) {
+	s, ks := node.Keyspace(t)
+	ctx := context.Background()
+	harness.Exec(t, s, `CREATE TABLE ttl_kv (id int, seq int, v text, l set<int>, PRIMARY KEY (id, seq)) WITH default_time_to_live = 600`)
+	tbl := describe(t, s, ks, "ttl_kv")
+	if _, err := overwrite.Row(ctx, s, tbl, map[string]any{"id": 1, "seq": 1, "v": "x", "l": []int{1}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := overwrite.Partition(ctx, s, tbl, []map[string]any{{"id": 2, "seq": 1, "v": "y"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int{1, 2} {
+		var ttl *int
+		if err := s.Query(`SELECT TTL(v) FROM ttl_kv WHERE id = ? AND seq = 1`, id).Scan(&ttl); err != nil {
+			t.Fatal(err)
+		}
+		if ttl == nil || *ttl < 590 || *ttl > 600 {
+			t.Errorf("id %d: TTL(v) = %v, want the table default 600", id, ttl)
+		}
+	}
+	// WithTTL still overrides it.
+	if _, err := overwrite.Row(ctx, s, tbl, map[string]any{"id": 3, "seq": 1, "v": "z"}, overwrite.WithTTL(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	var ttl int
+	if err := s.Query(`SELECT TTL(v) FROM ttl_kv WHERE id = 3 AND seq = 1`).Scan(&ttl); err != nil || ttl < 3590 {
+		t.Fatalf("WithTTL(1h): TTL(v) = %d (%v)", ttl, err)
+	}
+}
+
+// TestOverwriteListNotDuplicatedOnRetry: a whole non-frozen list is keyed by server-side
+// TimeUUIDs, so a re-sent overwrite appends a second copy ([7 8] → [7 8 7 8]) even with
+// the same timestamps. The response to the first attempt is dropped after Cassandra
+// applied it: the library must not re-send it, and says the outcome is unknown. A row
+// whose list is empty or absent, and a frozen list, stay retried.
+func TestOverwriteListNotDuplicatedOnRetry(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	ctx := context.Background()
+	harness.Exec(t, s0, `CREATE TABLE lists (id int PRIMARY KEY, l list<int>, fl frozen<list<int>>, v text)`)
+	s, px := proxied(t, ks, 300*time.Millisecond)
+	tbl := describe(t, s, ks, "lists")
+	p := retry.NewPolicy(retry.WithMaxAttempts(5), retry.WithBackoff(time.Millisecond, 10*time.Millisecond))
+	isBatch := func(r faultproxy.Request) bool { return r.Opcode == faultproxy.OpBatch }
+
+	for _, via := range []string{"Row", "Partition"} {
+		id := map[string]int{"Row": 1, "Partition": 2}[via]
+		row := map[string]any{"id": id, "l": []int{7, 8}, "v": "x"}
+		px.SetRule(faultproxy.DropNext(1, isBatch))
+		var err error
+		if via == "Row" {
+			_, err = overwrite.Row(ctx, s, tbl, row, overwrite.WithRetryPolicy(p))
+		} else {
+			_, err = overwrite.Partition(ctx, s, tbl, []map[string]any{row}, overwrite.WithRetryPolicy(p))
+		}
+		var ou *retry.OutcomeUnknownError
+		if !errors.As(err, &ou) || ou.Idempotent || !errors.Is(err, retry.ErrNotIdempotent) {
+			t.Errorf("%s: err = %v, want a non-idempotent *retry.OutcomeUnknownError", via, err)
+		}
+		var l []int
+		if err := s0.Query(`SELECT l FROM lists WHERE id = ?`, id).Scan(&l); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(l) != "[7 8]" {
+			t.Errorf("%s: l = %v after a dropped response, want [7 8]", via, l)
+		}
+	}
+
+	// Frozen list, and a row without list elements: repeatable, so retried.
+	px.SetRule(faultproxy.DropNext(2, isBatch))
+	for id, row := range map[int]map[string]any{
+		3: {"id": 3, "fl": []int{7, 8}, "v": "x"},
+		4: {"id": 4, "l": []int{}, "v": "y"},
+	} {
+		if _, err := overwrite.Row(ctx, s, tbl, row, overwrite.WithRetryPolicy(p)); err != nil {
+			t.Errorf("id %d: %v (want retried to success)", id, err)
+		}
+	}
+	if px.Stats().Dropped.Load() != 4 {
+		t.Fatalf("dropped %d responses, want 4", px.Stats().Dropped.Load())
+	}
+	var fl []int
+	if err := s0.Query(`SELECT fl FROM lists WHERE id = 3`).Scan(&fl); err != nil || fmt.Sprint(fl) != "[7 8]" {
+		t.Fatalf("frozen list = %v (%v), want [7 8]", fl, err)
+	}
+}
