@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 
@@ -187,4 +188,23 @@ func listLike(v any) bool {
 		return rv.Len() > 0 && rv.Type().Elem().Kind() != reflect.Uint8
 	}
 	return false
+}
+
+// ValueConditions lists, one line each, the bind markers whose value decides whether an
+// Idempotent verdict holds for an execution: a non-empty list bound to a non-frozen list
+// column (or, without schema, to a column that may be one) makes it not repeatable. A
+// linter that has no values reports them; Policy.Repeatable applies them to the values.
+func (v Verdict) ValueConditions() []string {
+	var out []string
+	for _, b := range v.binds {
+		switch {
+		case b.json:
+			out = append(out, fmt.Sprintf("bind marker %d: an INSERT JSON document with a non-empty array for a non-frozen list column is not repeatable", b.index+1))
+		case b.known:
+			out = append(out, fmt.Sprintf("bind marker %d: a non-empty list bound to non-frozen list %q is not repeatable (each repeat appends another copy)", b.index+1, b.column))
+		default:
+			out = append(out, fmt.Sprintf("bind marker %d: a non-empty list bound to %q is not repeatable if it is a non-frozen list (schema metadata can tell)", b.index+1, b.column))
+		}
+	}
+	return out
 }
