@@ -266,3 +266,126 @@ func TestOutboxReplay(t *testing.T) {
 		t.Fatalf("after replay v=%q writetime=%d; the newer write must survive", v, wt)
 	}
 }
+
+// TestRetryDeadlineAfterSendIsOutcomeUnknown: the context's deadline passes after the
+// request was written and applied (its response is dropped). That is the same situation
+// as a client timeout: the caller gets an *OutcomeUnknownError with the pinned
+// timestamp, it still matches context.DeadlineExceeded, and it reaches the outbox. A
+// context already done sends nothing.
+func TestRetryDeadlineAfterSendIsOutcomeUnknown(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	harness.Exec(t, s0, `CREATE TABLE kv (id int PRIMARY KEY, v text)`)
+	s, px := proxied(t, ks, 5*time.Second) // the client timeout is far away: the deadline decides
+	ob, err := retry.OpenOutbox(t.TempDir() + "/outbox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ob.Close()
+	p := retry.NewPolicy(retry.WithOutbox(ob))
+	// Prepare first, so the dropped frame is the EXECUTE.
+	if err := s.Query(`INSERT INTO kv (id, v) VALUES (?, ?)`, 0, "warm").Exec(); err != nil {
+		t.Fatal(err)
+	}
+	px.SetRule(faultproxy.DropNext(1, faultproxy.Writes("INSERT INTO kv")))
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	err = p.Exec(ctx, s.Query(`INSERT INTO kv (id, v) VALUES (?, ?)`, 1, "x"))
+	var ou *retry.OutcomeUnknownError
+	if !errors.As(err, &ou) || !errors.Is(err, context.DeadlineExceeded) || ou.Timestamp == 0 || !ou.Idempotent {
+		t.Fatalf("err = %v, want an idempotent *OutcomeUnknownError wrapping context.DeadlineExceeded", err)
+	}
+	var wt int64
+	if err := s0.Query(`SELECT WRITETIME(v) FROM kv WHERE id = 1`).Scan(&wt); err != nil || wt != ou.Timestamp {
+		t.Fatalf("row: writetime %d (%v), want the pinned %d: the write applied", wt, err, ou.Timestamp)
+	}
+	if recs, err := ob.Pending(); err != nil || len(recs) != 1 {
+		t.Fatalf("outbox holds %d records (%v), want 1", len(recs), err)
+	}
+	// Already done before the call: nothing is sent, a plain context error.
+	done, cancelDone := context.WithCancel(context.Background())
+	cancelDone()
+	if err := p.Exec(done, s.Query(`INSERT INTO kv (id, v) VALUES (?, ?)`, 2, "y")); !errors.Is(err, context.Canceled) || errors.Is(err, retry.ErrOutcomeUnknown) {
+		t.Fatalf("done context: err = %v, want context.Canceled, not unknown", err)
+	}
+	var n int
+	if err := s0.Query(`SELECT COUNT(*) FROM kv WHERE id = 2`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("row 2: %d rows (%v): a done context sent the write", n, err)
+	}
+}
+
+// TestRetryDoRefusesValuesChangedOnRerun: fn mints an id inside itself, so the re-run
+// binds another value to the step that failed. Re-sending it under the first attempt's
+// timestamp would write a second row: it is ErrNondeterministic with nothing sent.
+func TestRetryDoRefusesValuesChangedOnRerun(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	harness.Exec(t, s0, `CREATE TABLE ev (id timeuuid PRIMARY KEY, v text)`)
+	s, px := proxied(t, ks, 200*time.Millisecond)
+	px.SetRule(faultproxy.DropNext(2, faultproxy.Writes("INSERT INTO ev")))
+	runs := 0
+	err := retry.Do(context.Background(), func(ctx context.Context) error {
+		runs++
+		id := gocql.TimeUUID() // minted inside fn: a new value on every run
+		return retry.Exec(ctx, s.Query(`INSERT INTO ev (id, v) VALUES (?, ?)`, id, "x"))
+	}, retry.WithMaxAttempts(2), retry.WithBackoff(time.Millisecond, time.Millisecond))
+	if !errors.Is(err, retry.ErrNondeterministic) || runs != 2 {
+		t.Fatalf("err = %v after %d runs, want ErrNondeterministic on the second run", err, runs)
+	}
+	var n int
+	if err := s0.Query(`SELECT COUNT(*) FROM ev`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("ev holds %d rows (%v), want the 1 the first run wrote", n, err)
+	}
+}
+
+type countingObserver struct{ queries, batches atomic.Int64 }
+
+func (o *countingObserver) ObserveQuery(context.Context, gocql.ObservedQuery) { o.queries.Add(1) }
+func (o *countingObserver) ObserveBatch(context.Context, gocql.ObservedBatch) { o.batches.Add(1) }
+
+// TestRetryClusterPolicyAndObservers: set as the cluster's RetryPolicy, the Policy never
+// re-sends an unpinned write (gocql would stamp the retry with a fresh timestamp), still
+// retries reads, and Policy.Exec leaves the session's own observers in place.
+func TestRetryClusterPolicyAndObservers(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	harness.Exec(t, s0, `CREATE TABLE kv (id int PRIMARY KEY, v text)`)
+	px, err := faultproxy.Start(node.Hosts()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer px.Close()
+	cl, err := node.ClusterVia(px.Addr(), ks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := &countingObserver{}
+	p := retry.NewPolicy(retry.WithBackoff(time.Millisecond, time.Millisecond))
+	cl.Timeout, cl.RetryPolicy, cl.QueryObserver, cl.BatchObserver = 200*time.Millisecond, p, obs, obs
+	s, err := cl.CreateSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var sent atomic.Int64
+	drop := faultproxy.DropNext(1, faultproxy.Writes("INSERT INTO kv"))
+	px.SetRule(func(r faultproxy.Request) faultproxy.Action {
+		if r.IsWrite() && r.Opcode != faultproxy.OpPrepare && strings.Contains(r.CQL, "INSERT INTO kv") {
+			sent.Add(1)
+		}
+		return drop(r)
+	})
+	err = s.Query(`INSERT INTO kv (id, v) VALUES (?, ?)`, 1, "x").Idempotent(true).Exec()
+	if err == nil || sent.Load() != 1 {
+		t.Fatalf("unpinned write: err %v, sent %d times; want an error after 1", err, sent.Load())
+	}
+	before := obs.queries.Load()
+	if err := p.Exec(context.Background(), s.Query(`INSERT INTO kv (id, v) VALUES (?, ?)`, 2, "y")); err != nil {
+		t.Fatal(err)
+	}
+	if obs.queries.Load() <= before {
+		t.Fatal("Policy.Exec replaced the session's query observer")
+	}
+	b := s.NewBatch(gocql.UnloggedBatch)
+	b.Query(`INSERT INTO kv (id, v) VALUES (?, ?)`, 3, "z")
+	if err := p.ExecBatch(context.Background(), s, b); err != nil || obs.batches.Load() == 0 {
+		t.Fatalf("ExecBatch: %v, batch observer saw %d", err, obs.batches.Load())
+	}
+}
