@@ -1,24 +1,34 @@
 // Package retry makes "retry, not rollback" the easy path for Cassandra writes.
 //
 // After a failed multi-statement write, undoing what was applied makes a distributed
-// store worse. Re-executing the failed statement is safe — if it is idempotent and
-// re-sent with the same write timestamp. This package decides the first and enforces
-// the second:
+// store worse. Re-executing the failed statement is safe — if executing it twice with
+// the same write timestamp leaves Cassandra as executing it once. This package decides
+// that, and pins the timestamp:
 //
 //   - Classify reads any CQL statement (or batch) and says whether executing it twice
 //     with the same values and timestamp has the effect of once, and why not.
-//   - Policy is a gocql.RetryPolicy that never retries what is not idempotent (gocql
-//     v1.7.0 retries anything once a policy is set), decides by error class, bounds
-//     attempts and backs off with jitter, stopping when the context is done.
-//   - Pin and Exec stamp a query or batch with a timestamp from a clientid.Clock once,
-//     before the first attempt, and mark it idempotent when Classify agrees. gocql
-//     otherwise sends a fresh timestamp with every attempt, and a late retry can
-//     overwrite a newer write by another client.
+//     Policy.Repeatable refines it with column types (WithSchema, SessionSchema) and the
+//     values bound to one execution: a non-empty list bound whole to a non-frozen list
+//     column is not repeatable — Cassandra keys each element by a TimeUUID from the
+//     server's clock, so a repeat appends a second copy even with the same timestamp.
+//   - Policy.Exec and Policy.ExecBatch stamp a query or batch with a timestamp from a
+//     clientid.Clock once, before the first attempt, and retry it through a policy of
+//     its own that decides per error (see Policy for the table). gocql otherwise sends a
+//     fresh timestamp with every attempt, and a late retry can overwrite a newer write.
 //   - Do runs multi-statement work: when a step fails transiently it re-runs the work,
 //     skipping steps already applied and re-sending the failed one with its original
-//     timestamp. Nothing is rolled back.
-//   - OutcomeUnknownError reports a write that may or may not have applied, with its
+//     timestamp and values. Nothing is rolled back. Mint ids and times before Do: a
+//     step bound to other values on a re-run is ErrNondeterministic, and nothing is sent.
+//   - OutcomeUnknownError reports a write that may or may not have applied (a timeout, a
+//     lost connection, a context that ended while an attempt was in flight), with its
 //     statements, values and timestamp; Outbox keeps such writes on disk to replay later.
+//
+// What is guaranteed: a statement this package re-sends (a retry, a Do re-run, an outbox
+// replay) was judged repeatable for the values it carries, and carries the timestamp of
+// its first attempt; a statement judged not repeatable is re-sent only after an error
+// that proves nothing was applied (Unavailable, Overloaded, Bootstrapping, no
+// connection, a write timeout of type BATCH_LOG). Set on a cluster (cluster.RetryPolicy),
+// a Policy retries reads and never re-sends a write it did not pin.
 //
 // Errors are classified by type and protocol code (ClassifyError), never by message.
 package retry
