@@ -64,7 +64,9 @@ func batchLogged(err error) bool {
 // retryType says where to send the next attempt.
 func (p *Policy) retryType(err error) gocql.RetryType {
 	switch ClassifyError(err) {
-	case ClassUnavailable, ClassOverloaded, ClassBootstrapping, ClassNoHost:
+	case ClassOverloaded, ClassBootstrapping, ClassNoHost:
+		// Another coordinator is what helps. (On a single node there is none: gocql then
+		// gives up with the error.)
 		return gocql.RetryNextHost
 	case ClassClientTimeout, ClassConnection:
 		if p.cfg.nextHost {

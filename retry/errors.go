@@ -15,6 +15,11 @@ var ErrOutcomeUnknown = errors.New("retry: outcome unknown")
 // fix, but were not retried because they are not idempotent.
 var ErrNotIdempotent = errors.New("retry: not idempotent, not retried")
 
+// ErrBatchLogged is matched by the error of a logged batch whose write timed out after
+// it reached the batch log (write type BATCH): Cassandra will apply it, so it is not
+// re-sent. Callers may treat it as success; reads may not see it for a while.
+var ErrBatchLogged = errors.New("retry: logged batch is in the batch log and will be applied")
+
 // ErrNondeterministic is returned by Exec inside Do when a re-run of the function issues
 // a different statement at a step than the first run did.
 var ErrNondeterministic = errors.New("retry: the function given to Do issued different statements on re-run")

@@ -239,6 +239,9 @@ func (p *Policy) execPinnedBatch(s *gocql.Session, pb PinnedBatch) error {
 // outcome turns the final error of an execution into what the caller gets: an
 // *OutcomeUnknownError when a write may have applied, else err unchanged.
 func (p *Policy) outcome(err error, v Verdict, ts int64, st *execState, batch bool, bt gocql.BatchType, stmts []Statement) error {
+	if batchLogged(err) {
+		return fmt.Errorf("%w (timestamp %d): %w", ErrBatchLogged, ts, err)
+	}
 	class := ClassifyError(err)
 	// A context that ended mid-attempt: gocql returns ctx.Err() whether or not the
 	// request had been written (execPinned checked the context before sending).

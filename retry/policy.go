@@ -23,7 +23,9 @@ import (
 //	context done, attempts exhausted, fatal error classes   never retried
 //	nothing applied (Unavailable, Overloaded, Bootstrapping,
 //	  no connection, write timeout of type BATCH_LOG)       retried, even if not idempotent
-//	logged batch in the batch log (write timeout BATCH)     never re-sent
+//	                                                         (Overloaded, Bootstrapping and no
+//	                                                         connection on the next host)
+//	logged batch in the batch log (write timeout BATCH)     never re-sent: ErrBatchLogged
 //	may have applied (write timeout or failure, client
 //	  timeout, connection lost mid-request)                  retried only if idempotent
 //	read timeout                                             retried

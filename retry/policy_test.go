@@ -93,12 +93,12 @@ func TestRetryDecisions(t *testing.T) {
 		where        gocql.RetryType
 		unknownWrite bool // a write that failed so may have applied
 	}{
-		{&gocql.RequestErrUnavailable{}, true, true, gocql.RetryNextHost, false},
+		{&gocql.RequestErrUnavailable{}, true, true, gocql.Retry, false},
 		{reqErr{gocql.ErrCodeOverloaded}, true, true, gocql.RetryNextHost, false},
 		{reqErr{gocql.ErrCodeBootstrapping}, true, true, gocql.RetryNextHost, false},
 		{gocql.ErrNoConnections, true, true, gocql.RetryNextHost, false},
 		{&gocql.RequestErrWriteTimeout{WriteType: "BATCH_LOG"}, true, true, gocql.Retry, false},
-		{&gocql.RequestErrWriteTimeout{WriteType: "BATCH"}, false, false, gocql.Rethrow, true},
+		{&gocql.RequestErrWriteTimeout{WriteType: "BATCH"}, false, false, gocql.Rethrow, false},
 		{&gocql.RequestErrReadTimeout{}, true, false, gocql.Retry, false},
 		{&gocql.RequestErrWriteTimeout{WriteType: "SIMPLE"}, true, false, gocql.Retry, true},
 		{&gocql.RequestErrWriteFailure{}, true, false, gocql.Retry, true},
@@ -124,7 +124,11 @@ func TestRetryDecisions(t *testing.T) {
 			}
 			_, st := execution(p, idem)
 			out := p.outcome(tc.err, st.verdict, 7, st, false, gocql.UnloggedBatch, nil)
-			if isUnknown := errors.Is(out, ErrOutcomeUnknown); isUnknown != tc.unknownWrite {
+			if batchLogged(tc.err) {
+				if !errors.Is(out, ErrBatchLogged) {
+					t.Errorf("%v: outcome %v, want ErrBatchLogged", tc.err, out)
+				}
+			} else if isUnknown := errors.Is(out, ErrOutcomeUnknown); isUnknown != tc.unknownWrite {
 				t.Errorf("%v: outcome unknown = %v, want %v", tc.err, isUnknown, tc.unknownWrite)
 			}
 		}

@@ -1,7 +1,9 @@
 // Package faultproxy is a CQL-aware TCP proxy for fault injection between a client and a
 // Cassandra node: it forwards every request, and can drop the response to chosen
 // requests after they reached the server (the write happened; the client never hears),
-// add latency, hold traffic (a hung node) and reset connections.
+// add latency, hold traffic (a hung node), reset connections, and answer for Cassandra
+// with an error frame (Unavailable, Overloaded, a write timeout of a given write type…)
+// before or after the request reached it.
 //
 // It understands CQL protocol v3/v4 framing (9-byte headers; gocql v1.7.0 speaks v4) and
 // maps prepared statement ids to their text, so rules can match EXECUTE and BATCH
@@ -62,17 +64,39 @@ func (r Request) IsWrite() bool {
 	return false
 }
 
-// Action is what to do with a request.
-type Action int
+// Action is what to do with a request: Forward, DropResponse, Reset, or an error frame
+// from Reply or ForwardThenReply.
+type Action struct {
+	kind  actionKind
+	frame ErrorFrame
+}
+
+type actionKind int
 
 const (
-	// Forward passes the request and its response.
-	Forward Action = iota
-	// DropResponse passes the request to the server and swallows its response.
-	DropResponse
-	// Reset passes the request, then closes the client's connection before the response.
-	Reset
+	forward actionKind = iota
+	dropResponse
+	reset
+	reply            // answer with frame; the request never reaches the server
+	forwardThenReply // forward; swallow the server's response and answer with frame
 )
+
+var (
+	// Forward passes the request and its response.
+	Forward = Action{}
+	// DropResponse passes the request to the server and swallows its response.
+	DropResponse = Action{kind: dropResponse}
+	// Reset passes the request, then closes the client's connection before the response.
+	Reset = Action{kind: reset}
+)
+
+// Reply answers the request with e itself: the request never reaches Cassandra, so
+// nothing was applied (what Unavailable or Overloaded mean).
+func Reply(e ErrorFrame) Action { return Action{kind: reply, frame: e} }
+
+// ForwardThenReply passes the request to Cassandra, which applies it, then answers the
+// client with e instead of Cassandra's response (what a write timeout can mean).
+func ForwardThenReply(e ErrorFrame) Action { return Action{kind: forwardThenReply, frame: e} }
 
 // Rule decides the action for each request. It is called from several goroutines.
 type Rule func(Request) Action
@@ -100,6 +124,7 @@ type Stats struct {
 	Requests atomic.Int64
 	Dropped  atomic.Int64
 	Resets   atomic.Int64
+	Replied  atomic.Int64 // error frames sent in Cassandra's place
 }
 
 // Start listens on 127.0.0.1 (a random port) and forwards to target (host:port).
@@ -193,7 +218,7 @@ func (p *Proxy) accept() {
 			client.Close()
 			continue
 		}
-		c := &pipe{p: p, client: client, server: server, drop: map[int16]bool{}, reset: map[int16]bool{}, prepare: map[int16]string{}}
+		c := &pipe{p: p, client: client, server: server, drop: map[int16]bool{}, reset: map[int16]bool{}, replace: map[int16]ErrorFrame{}, prepare: map[int16]string{}}
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
@@ -216,7 +241,17 @@ type pipe struct {
 	mu      sync.Mutex
 	drop    map[int16]bool
 	reset   map[int16]bool
+	replace map[int16]ErrorFrame
 	prepare map[int16]string
+
+	wmu sync.Mutex // both directions write to the client: replies and responses
+}
+
+func (c *pipe) writeClient(frame []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err := c.client.Write(frame)
+	return err
 }
 
 func (c *pipe) close() {
@@ -281,12 +316,22 @@ func (c *pipe) upstream() {
 			action = (*r)(req)
 		}
 		c.p.stats.Requests.Add(1)
+		if action.kind == reply {
+			c.p.stats.Replied.Add(1)
+			c.wait()
+			if err := c.writeClient(action.frame.encode(frame[0]|0x80, stream)); err != nil {
+				return
+			}
+			continue
+		}
 		c.mu.Lock()
-		switch action {
-		case DropResponse:
+		switch action.kind {
+		case dropResponse:
 			c.drop[stream] = true
-		case Reset:
+		case reset:
 			c.reset[stream] = true
+		case forwardThenReply:
+			c.replace[stream] = action.frame
 		}
 		c.mu.Unlock()
 		c.wait()
@@ -308,8 +353,10 @@ func (c *pipe) downstream() {
 		op := frame[4]
 		c.mu.Lock()
 		drop, reset := c.drop[stream], c.reset[stream]
+		errFrame, replaced := c.replace[stream]
 		delete(c.drop, stream)
 		delete(c.reset, stream)
+		delete(c.replace, stream)
 		text, wasPrepare := c.prepare[stream]
 		delete(c.prepare, stream)
 		c.mu.Unlock()
@@ -326,8 +373,12 @@ func (c *pipe) downstream() {
 			c.p.stats.Resets.Add(1)
 			return
 		}
+		if replaced {
+			c.p.stats.Replied.Add(1)
+			frame = errFrame.encode(frame[0], stream)
+		}
 		c.wait()
-		if _, err := c.client.Write(frame); err != nil {
+		if err := c.writeClient(frame); err != nil {
 			return
 		}
 	}

@@ -46,3 +46,20 @@ func DropNext(n int, match func(Request) bool) Rule {
 func Writes(substr string) func(Request) bool {
 	return func(r Request) bool { return r.IsWrite() && strings.Contains(r.CQL, substr) }
 }
+
+// Next applies action a to the next n requests match selects, then forwards.
+func Next(n int, match func(Request) bool, a Action) Rule {
+	var mu sync.Mutex
+	return func(r Request) Action {
+		if !match(r) {
+			return Forward
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if n > 0 {
+			n--
+			return a
+		}
+		return Forward
+	}
+}
