@@ -25,7 +25,41 @@ var (
 	ErrRowExists        = errors.New("tombstone: the row exists now")
 	ErrNoTombstoneTable = errors.New("tombstone: tombstone table missing")
 	ErrInvalidName      = errors.New("tombstone: invalid keyspace or table name")
+	// ErrRestoreShadowed: the restore applied, but the row is not visible — a delete
+	// stamped at or after the restore's timestamp shadows it (see Undelete).
+	ErrRestoreShadowed = errors.New("tombstone: restored row is shadowed by a newer delete")
+	// ErrNotRestored: a restore whose reply was lost turned out not to have applied.
+	ErrNotRestored = errors.New("tombstone: the restore did not apply")
+	// ErrRestoreUnknown: whether the restore applied could not be settled.
+	ErrRestoreUnknown = errors.New("tombstone: restore outcome unknown")
 )
+
+// RestoreError is the typed error of an Undelete whose restore was sent: Err is
+// ErrRestoreShadowed, ErrNotRestored, ErrRestoreUnknown or ErrRowExists (errors.Is
+// matches it), Cause what was observed (a driver error, or nil).
+type RestoreError struct {
+	Table  string
+	Err    error
+	Detail string
+	Cause  error
+}
+
+func (e *RestoreError) Error() string {
+	msg := e.Err.Error() + ": " + e.Table
+	if e.Detail != "" {
+		msg += ": " + e.Detail
+	}
+	if e.Cause != nil {
+		msg += ": " + e.Cause.Error()
+	}
+	return msg
+}
+
+// Is matches the outcome sentinel.
+func (e *RestoreError) Is(target error) bool { return target == e.Err }
+
+// Unwrap returns the driver error behind the outcome, if any.
+func (e *RestoreError) Unwrap() error { return e.Cause }
 
 // Record actions.
 const (
@@ -44,9 +78,21 @@ type Record struct {
 	Timestamp int64
 	// Values are the row's columns as they were (non-null ones), decoded.
 	Values map[string]any
-	// WriteTimes are the WRITETIME of each column read.
+	// WriteTimes are the WRITETIME of each column read (MAXWRITETIME for a non-frozen
+	// collection).
 	WriteTimes map[string]int64
+	// Expires says when each recorded cell that had a TTL would have expired (to the
+	// second); a cell without TTL is absent. A non-frozen collection's elements share the
+	// latest expiry of any of them, or none if one of them had no TTL.
+	Expires map[string]time.Time
+
+	written int64 // WRITETIME of the record itself (what Reconcile deletes it at)
 }
+
+// expiresKey prefixes the keys that carry cells' expiries in the record's writetimes
+// map (Unix seconds), beside the columns' write times: the template has no other place
+// for them. A table with a column whose name starts with it is refused.
+const expiresKey = "expires:"
 
 // Store records and undoes deletes of rows, using a tombstone table.
 type Store struct {
@@ -63,16 +109,33 @@ type Option func(*config) error
 
 type config struct {
 	ttl       time.Duration
+	settle    time.Duration
 	clock     *clientid.Clock
 	policy    *retry.Policy
 	afterRead func()
 	now       func() time.Time
 }
 
-// defaults: tombstones live 30 days; timestamps from clientid.ProcessClock(); retries
-// through retry.NewPolicy().
+// defaults: tombstones live 30 days; a restore with a lost reply is settled 2 s after it
+// was sent; timestamps from clientid.ProcessClock(); retries through retry.NewPolicy().
 func defaults() config {
-	return config{ttl: 30 * 24 * time.Hour, clock: clientid.ProcessClock(), policy: retry.NewPolicy(), now: time.Now}
+	return config{ttl: 30 * 24 * time.Hour, settle: 2 * time.Second, clock: clientid.ProcessClock(),
+		policy: retry.NewPolicy(), now: time.Now}
+}
+
+// WithSettleDelay sets how long after sending a restore whose reply was lost Undelete
+// waits before the SERIAL read that settles it (at least 0). A Paxos coordinator keeps
+// retrying a contended round for the cluster's cas_contention_timeout (1 s by default)
+// from when it received the request; a round begun before the settling read is fenced
+// by it, one begun after could still apply. So: that timeout plus the network delay.
+func WithSettleDelay(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 {
+			return fmt.Errorf("tombstone: settle delay %v: negative", d)
+		}
+		c.settle = d
+		return nil
+	}
 }
 
 // WithTTL sets how long tombstones are kept (at least 1 s).
@@ -148,8 +211,8 @@ func New(ctx context.Context, s *gocql.Session, keyspace, table string, opts ...
 	st := &Store{s: s, keyspace: keyspace, table: table, cfg: c}
 	q := cqltext.QuoteQualified(keyspace, table)
 	st.insertCQL = "INSERT INTO " + q + " (table_name, row_key, delete_id, command_id, action, deleted_at, deleted_ts, row_values, writetimes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) USING TTL ?"
-	st.listCQL = "SELECT delete_id, command_id, action, deleted_at, deleted_ts, row_values, writetimes FROM " + q + " WHERE table_name = ? AND row_key = ?"
-	st.cleanCQL = "DELETE FROM " + q + " WHERE table_name = ? AND row_key = ?"
+	st.listCQL = "SELECT delete_id, command_id, action, deleted_at, deleted_ts, row_values, writetimes, WRITETIME(command_id) FROM " + q + " WHERE table_name = ? AND row_key = ?"
+	st.cleanCQL = "DELETE FROM " + q + " USING TIMESTAMP ? WHERE table_name = ? AND row_key = ? AND delete_id = ?"
 	st.scanCQL = "SELECT table_name, row_key, delete_id, action FROM " + q
 	return st, ctx.Err()
 }
@@ -182,25 +245,28 @@ func keyWhere(t *overwrite.Table) string {
 	return strings.Join(where, " AND ")
 }
 
-// rowState is a row as read with WRITETIMEs.
+// rowState is a row as read with WRITETIMEs and TTLs.
 type rowState struct {
 	exists     bool
 	values     map[string]any // non-null regular columns
 	raw        map[string][]byte
 	writeTimes map[string]int64
+	ttls       map[string]int // remaining seconds, for cells with a TTL
 	newest     int64
 }
 
-// readRow reads the row's regular columns with their write times. Non-frozen
-// collections use MAXWRITETIME (Cassandra 5.0).
-func (st *Store) readRow(ctx context.Context, t *overwrite.Table, key []any) (rowState, error) {
+// readRow reads the row's regular columns with their write times and TTLs at
+// consistency cons (0: the session's). Non-frozen collections use MAXWRITETIME and
+// per-element TTL() (Cassandra 5.0).
+func (st *Store) readRow(ctx context.Context, t *overwrite.Table, key []any, cons gocql.Consistency) (rowState, error) {
 	var sel []string
 	for _, c := range t.Regular {
 		fn := "WRITETIME"
 		if c.Collection {
 			fn = "MAXWRITETIME"
 		}
-		sel = append(sel, cqltext.Quote(c.Name), fn+"("+cqltext.Quote(c.Name)+")")
+		q := cqltext.Quote(c.Name)
+		sel = append(sel, q, fn+"("+q+")", "TTL("+q+")")
 	}
 	keyCols := t.KeyColumns()
 	if len(sel) == 0 {
@@ -208,19 +274,30 @@ func (st *Store) readRow(ctx context.Context, t *overwrite.Table, key []any) (ro
 	}
 	q := fmt.Sprintf("SELECT %s FROM %s WHERE %s", strings.Join(sel, ", "),
 		cqltext.QuoteQualified(t.Keyspace, t.Name), keyWhere(t))
-	rs := rowState{values: map[string]any{}, raw: map[string][]byte{}, writeTimes: map[string]int64{}}
-	dest := make([]any, 0, 2*len(t.Regular))
+	rs := rowState{values: map[string]any{}, raw: map[string][]byte{}, writeTimes: map[string]int64{}, ttls: map[string]int{}}
+	dest := make([]any, 0, 3*len(t.Regular))
 	vals := make([]any, len(t.Regular))
 	wts := make([]*int64, len(t.Regular))
+	ttls := make([]*int, len(t.Regular))
+	elemTTLs := make([][]int, len(t.Regular))
 	for i, c := range t.Regular {
 		vals[i] = c.Type.New()
 		dest = append(dest, vals[i], &wts[i])
+		if c.Collection {
+			dest = append(dest, &elemTTLs[i])
+		} else {
+			dest = append(dest, &ttls[i])
+		}
 	}
 	if len(t.Regular) == 0 {
 		var k any = keyCols[0].Type.New()
 		dest = append(dest, k)
 	}
-	err := st.s.Query(q, key...).WithContext(ctx).Scan(dest...)
+	qry := st.s.Query(q, key...).WithContext(ctx)
+	if cons != 0 {
+		qry = qry.Consistency(cons)
+	}
+	err := qry.Scan(dest...)
 	if errors.Is(err, gocql.ErrNotFound) {
 		return rs, nil
 	}
@@ -239,13 +316,37 @@ func (st *Store) readRow(ctx context.Context, t *overwrite.Table, key []any) (ro
 		}
 		rs.values[c.Name], rs.raw[c.Name], rs.writeTimes[c.Name] = v, b, *wts[i]
 		rs.newest = max(rs.newest, *wts[i])
+		if ttl := cellTTL(ttls[i], elemTTLs[i]); ttl > 0 {
+			rs.ttls[c.Name] = ttl
+		}
 	}
 	return rs, nil
+}
+
+// cellTTL is a column's remaining TTL in seconds, 0 for none. A non-frozen
+// collection's elements each have their own (0: none); they are restored with one, the
+// longest, so that no element vanishes before it would have.
+func cellTTL(ttl *int, elems []int) int {
+	if ttl != nil {
+		return *ttl
+	}
+	longest := 0
+	for _, e := range elems {
+		if e <= 0 {
+			return 0
+		}
+		longest = max(longest, e)
+	}
+	return longest
 }
 
 // Delete deletes the row with primary key key (a map or struct with the key columns)
 // from t, recording a tombstone stamped with commandID. It returns the record. A row
 // that does not exist is ErrNoRow and records nothing.
+//
+// The row is deleted at T, the newest WRITETIME read (Record.Timestamp): a write that
+// lands between the read and the delete survives iff its timestamp is above T. See the
+// package doc for why not per column.
 func (st *Store) Delete(ctx context.Context, t *overwrite.Table, key any, commandID string) (Record, error) {
 	if commandID == "" {
 		return Record{}, ErrEmptyCommand
@@ -254,8 +355,14 @@ func (st *Store) Delete(ctx context.Context, t *overwrite.Table, key any, comman
 	if err != nil {
 		return Record{}, err
 	}
+	for _, c := range t.Regular {
+		if strings.HasPrefix(c.Name, expiresKey) {
+			return Record{}, fmt.Errorf("%w: column %q of %s: names starting with %q are reserved by the tombstone record",
+				ErrInvalidName, c.Name, tableName(t), expiresKey)
+		}
+	}
 	fallbackTS := st.cfg.clock.Next() // before the read: see the package doc
-	rs, err := st.readRow(ctx, t, keyVals)
+	rs, err := st.readRow(ctx, t, keyVals, 0)
 	if err != nil {
 		return Record{}, err
 	}
@@ -271,9 +378,22 @@ func (st *Store) Delete(ctx context.Context, t *overwrite.Table, key any, comman
 	}
 	now := st.cfg.now()
 	rec := Record{Table: tableName(t), ID: clientid.NewTimeUUID(now), CommandID: commandID, Action: ActionDelete,
-		At: now.UTC().Truncate(time.Millisecond), Timestamp: ts, Values: rs.values, WriteTimes: rs.writeTimes}
+		At: now.UTC().Truncate(time.Millisecond), Timestamp: ts, Values: rs.values, WriteTimes: rs.writeTimes,
+		Expires: map[string]time.Time{}}
+	// The record's frozen map carries write times and, under expiresKey, expiries.
+	times := make(map[string]int64, len(rs.writeTimes)+len(rs.ttls))
+	for name, wt := range rs.writeTimes {
+		times[name] = wt
+	}
+	for name, ttl := range rs.ttls {
+		exp := now.Unix() + int64(ttl)
+		rec.Expires[name] = time.Unix(exp, 0).UTC()
+		times[expiresKey+name] = exp
+	}
 	b := st.s.NewBatch(gocql.LoggedBatch)
-	b.Query(st.insertCQL, rec.Table, rowKey, rec.ID, commandID, ActionDelete, rec.At, ts, rs.raw, rs.writeTimes, int(st.cfg.ttl/time.Second))
+	b.Query(st.insertCQL, rec.Table, rowKey, rec.ID, commandID, ActionDelete, rec.At, ts, rs.raw, times, int(st.cfg.ttl/time.Second))
+	// One row deletion at T (a tombstone shadows cells with timestamps <= its own): the
+	// row marker has no readable timestamp, so only a deletion at T also removes it.
 	b.Query(fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE %s", cqltext.QuoteQualified(t.Keyspace, t.Name), keyWhere(t)),
 		append([]any{ts}, keyVals...)...)
 	// The batch timestamp applies to the tombstone record only; the delete has its own.

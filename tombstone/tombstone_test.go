@@ -33,3 +33,47 @@ func TestDeleteRejectsBeforeReading(t *testing.T) {
 		t.Fatal("nil table accepted")
 	}
 }
+
+func TestCellTTL(t *testing.T) {
+	n := func(v int) *int { return &v }
+	for _, tc := range []struct {
+		ttl   *int
+		elems []int
+		want  int
+	}{
+		{nil, nil, 0},         // null TTL: none
+		{n(30), nil, 30},      // a scalar's own
+		{nil, []int{5, 9}, 9}, // a collection: the longest, so no element goes early
+		{nil, []int{5, 0}, 0}, // an element without TTL: none
+	} {
+		if got := cellTTL(tc.ttl, tc.elems); got != tc.want {
+			t.Errorf("cellTTL(%v, %v) = %d, want %d", tc.ttl, tc.elems, got, tc.want)
+		}
+	}
+}
+
+func TestSplitTimes(t *testing.T) {
+	wts, exps := splitTimes(map[string]int64{"a": 10, expiresKey + "a": 1_800_000_000, "b": 20})
+	if len(wts) != 2 || wts["a"] != 10 || wts["b"] != 20 || len(exps) != 1 || exps["a"].Unix() != 1_800_000_000 {
+		t.Fatalf("splitTimes: %v %v", wts, exps)
+	}
+}
+
+func TestSettleDelayRejectsNegative(t *testing.T) {
+	c := defaults()
+	if err := WithSettleDelay(-time.Second)(&c); err == nil {
+		t.Fatal("negative settle delay accepted")
+	}
+	if err := WithSettleDelay(0)(&c); err != nil || c.settle != 0 {
+		t.Fatalf("zero settle delay: %v, %v", err, c.settle)
+	}
+}
+
+func TestRestoreErrorMatches(t *testing.T) {
+	cause := gocql.ErrTimeoutNoResponse
+	err := error(&RestoreError{Table: "k.t", Err: ErrNotRestored, Cause: cause})
+	var re *RestoreError
+	if !errors.Is(err, ErrNotRestored) || !errors.Is(err, cause) || errors.Is(err, ErrRestoreShadowed) || !errors.As(err, &re) {
+		t.Fatalf("%v: sentinel or cause not matched", err)
+	}
+}

@@ -1,9 +1,13 @@
 package tombstone
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,7 +16,9 @@ import (
 	"github.com/cqlsafe/cqlsafe/clientid"
 	"github.com/cqlsafe/cqlsafe/internal/cqltext"
 	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
+	"github.com/cqlsafe/cqlsafe/internal/wait"
 	"github.com/cqlsafe/cqlsafe/overwrite"
+	"github.com/cqlsafe/cqlsafe/retry"
 )
 
 // List returns the row's tombstone records (deletes and undeletes), newest first.
@@ -30,9 +36,11 @@ func (st *Store) list(ctx context.Context, t *overwrite.Table, rowKey []byte) ([
 	for {
 		r := Record{Table: tableName(t)}
 		var raw map[string][]byte
-		if !iter.Scan(&r.ID, &r.CommandID, &r.Action, &r.At, &r.Timestamp, &raw, &r.WriteTimes) {
+		var times map[string]int64
+		if !iter.Scan(&r.ID, &r.CommandID, &r.Action, &r.At, &r.Timestamp, &raw, &times, &r.written) {
 			break
 		}
+		r.WriteTimes, r.Expires = splitTimes(times)
 		vals, err := decodeValues(t, raw)
 		if err != nil {
 			iter.Close()
@@ -45,6 +53,19 @@ func (st *Store) list(ctx context.Context, t *overwrite.Table, rowKey []byte) ([
 		return nil, fmt.Errorf("tombstone: list: %w", err)
 	}
 	return out, nil
+}
+
+// splitTimes separates the record's write times from the expiries stored beside them.
+func splitTimes(times map[string]int64) (map[string]int64, map[string]time.Time) {
+	wts, exps := make(map[string]int64, len(times)), map[string]time.Time{}
+	for k, v := range times {
+		if name, ok := strings.CutPrefix(k, expiresKey); ok {
+			exps[name] = time.Unix(v, 0).UTC()
+		} else {
+			wts[k] = v
+		}
+	}
+	return wts, exps
 }
 
 func decodeValues(t *overwrite.Table, raw map[string][]byte) (map[string]any, error) {
@@ -72,8 +93,12 @@ type Plan struct {
 	Reason error
 	// Tombstone is the most recent record of the row (zero if none).
 	Tombstone Record
-	// Restore are the values Undelete would write.
+	// Restore are the values Undelete would write: the recorded ones that would not
+	// have expired by now.
 	Restore map[string]any
+	// RestoreTTL is the TTL each restored cell would get, what it had left (absent: no
+	// TTL, even on a table with a default TTL).
+	RestoreTTL map[string]time.Duration
 	// Current are the row's values now (nil when the row does not exist).
 	Current map[string]any
 }
@@ -92,7 +117,7 @@ func (st *Store) Plan(ctx context.Context, t *overwrite.Table, key any, commandI
 	if err != nil {
 		return Plan{}, err
 	}
-	rs, err := st.readRow(ctx, t, keyVals)
+	rs, err := st.readRow(ctx, t, keyVals, 0)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -110,23 +135,67 @@ func (st *Store) Plan(ctx context.Context, t *overwrite.Table, key any, commandI
 		return p, nil
 	}
 	p.Tombstone = recs[0]
-	p.Restore = recs[0].Values
+	p.Restore, p.RestoreTTL = map[string]any{}, map[string]time.Duration{}
+	now := st.cfg.now().Unix()
+	for name, v := range recs[0].Values {
+		exp, ok := recs[0].Expires[name]
+		if !ok {
+			p.Restore[name] = v
+			continue
+		}
+		if left := exp.Unix() - now; left > 0 { // an expired cell would be gone by now
+			p.Restore[name], p.RestoreTTL[name] = v, time.Duration(left)*time.Second
+		}
+	}
 	switch {
 	case recs[0].CommandID != commandID:
 		p.Reason = fmt.Errorf("%w: last deleted by %q at %v, not %q", ErrNotLastDelete, recs[0].CommandID, recs[0].At, commandID)
 	case rs.exists:
 		p.Reason = fmt.Errorf("%w: %s was recreated after the delete", ErrRowExists, tableName(t))
+	case len(p.Restore) == 0 && len(recs[0].Values) > 0:
+		p.Reason = fmt.Errorf("%w: every cell of %s deleted by %q would have expired by now", ErrNoTombstone, tableName(t), commandID)
 	default:
 		p.Allowed = true
 	}
 	return p, nil
 }
 
+// serial is SERIAL as a read consistency (the protocol shares the codes): a read at
+// SERIAL completes or fences any Paxos round in progress on the row.
+const serial = gocql.Consistency(gocql.Serial)
+
+// noRetry never retries: the restore is an LWT, and a re-sent LWT that had applied
+// sees its own row and says "not applied".
+type noRetry struct{}
+
+func (noRetry) Attempt(gocql.RetryableQuery) bool  { return false }
+func (noRetry) GetRetryType(error) gocql.RetryType { return gocql.Rethrow }
+
 // Undelete restores the row deleted by commandID, if and only if the row's most recent
-// delete came from commandID and the row does not exist now. The restore is an INSERT …
-// IF NOT EXISTS, so a row recreated meanwhile is never clobbered; the undelete is then
-// recorded. Otherwise the error says why: ErrNoTombstone (nothing to undo, or already
-// undone), ErrNotLastDelete, ErrRowExists. It returns the restored record.
+// delete came from commandID and the row does not exist now. Otherwise the error says
+// why: ErrNoTombstone (nothing to undo, already undone, or every cell would have
+// expired), ErrNotLastDelete, ErrRowExists. It returns the record of the undelete.
+//
+// The restore is one INSERT … IF NOT EXISTS (with an UPDATE per further TTL, in one
+// conditional batch), so a row recreated meanwhile is never clobbered. Each cell gets
+// the TTL it had left (Plan.RestoreTTL); the row marker gets the longest. The LWT is
+// sent once, whatever the session's retry policy. Its outcome is checked with a SERIAL
+// read of the row before the undelete is recorded:
+//
+//   - applied, and the restored cells visible: success.
+//   - applied, but the row (or a restored cell) not visible: a delete stamped at or
+//     after the LWT's Paxos ballot (a future-dated delete — the delete of a row whose
+//     newest cell was future-dated is one — or a delete that raced in) shadows it:
+//     *RestoreError matching ErrRestoreShadowed. An LWT cannot carry USING TIMESTAMP;
+//     overwrite.Row with a timestamp above the delete's can restore it by hand.
+//   - outcome unknown (timeout, lost connection, CAS write unknown, Unavailable, a
+//     context done after sending): after the settle delay
+//     (WithSettleDelay) a SERIAL read, which completes or fences the Paxos round,
+//     settles it: restored (success, as above), ErrNotRestored (row absent: call
+//     Undelete again), ErrRowExists (the row exists with other values: recreated, or
+//     restored and changed since), or ErrRestoreUnknown (the read failed too).
+//
+// Nothing is recorded unless the restore is known to be visible.
 func (st *Store) Undelete(ctx context.Context, t *overwrite.Table, key any, commandID string) (Record, error) {
 	p, err := st.Plan(ctx, t, key, commandID)
 	if err != nil {
@@ -139,26 +208,29 @@ func (st *Store) Undelete(ctx context.Context, t *overwrite.Table, key any, comm
 	if err != nil {
 		return Record{}, err
 	}
-	cols := []string{}
-	marks := []string{}
-	args := []any{}
-	for i, c := range t.KeyColumns() {
-		cols, marks, args = append(cols, cqltext.Quote(c.Name)), append(marks, "?"), append(args, keyVals[i])
-	}
-	for name, v := range p.Restore {
-		cols, marks, args = append(cols, cqltext.Quote(name)), append(marks, "?"), append(args, v)
-	}
-	ins := fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) IF NOT EXISTS", cqltext.QuoteQualified(t.Keyspace, t.Name),
-		strings.Join(cols, ", "), strings.Join(marks, ", "))
-	applied, err := st.s.Query(ins, args...).WithContext(ctx).MapScanCAS(map[string]any{})
-	if err != nil {
-		return p.Tombstone, fmt.Errorf("tombstone: restore %s: %w", tableName(t), err)
-	}
-	if !applied {
-		return p.Tombstone, fmt.Errorf("%w: %s was recreated before the restore", ErrRowExists, tableName(t))
+	b := st.restoreBatch(t, keyVals, p).WithContext(ctx)
+	sent := time.Now()
+	applied, _, err := st.s.MapExecuteBatchCAS(b, map[string]any{})
+	name := tableName(t)
+	switch {
+	case err != nil:
+		// Unavailable too: Paxos can report it at the commit phase, after a quorum
+		// accepted the proposal, which a later round then completes.
+		if c := retry.ClassifyError(err); !c.MayHaveApplied() && c != retry.ClassCanceled && c != retry.ClassUnavailable {
+			return p.Tombstone, fmt.Errorf("tombstone: restore %s: %w", name, err)
+		}
+		if err := st.settle(ctx, t, keyVals, p, sent, err); err != nil {
+			return p.Tombstone, err
+		}
+	case !applied:
+		return p.Tombstone, &RestoreError{Table: name, Err: ErrRowExists, Detail: "recreated before the restore"}
+	default:
+		if err := st.verify(ctx, t, keyVals, p); err != nil {
+			return p.Tombstone, err
+		}
 	}
 	now := st.cfg.now()
-	rec := Record{Table: tableName(t), ID: clientid.NewTimeUUID(now), CommandID: commandID, Action: ActionUndelete,
+	rec := Record{Table: name, ID: clientid.NewTimeUUID(now), CommandID: commandID, Action: ActionUndelete,
 		At: now.UTC().Truncate(time.Millisecond), Timestamp: p.Tombstone.Timestamp, Values: p.Restore}
 	q := st.s.Query(st.insertCQL, rec.Table, rowKey, rec.ID, commandID, ActionUndelete, rec.At, rec.Timestamp,
 		map[string][]byte{}, map[string]int64{}, int(st.cfg.ttl/time.Second))
@@ -166,6 +238,96 @@ func (st *Store) Undelete(ctx context.Context, t *overwrite.Table, key any, comm
 		return rec, fmt.Errorf("tombstone: row restored, but recording the undelete failed: %w", err)
 	}
 	return rec, nil
+}
+
+// restoreBatch is the conditional batch that restores p: the INSERT … IF NOT EXISTS
+// carries the key and the cells with the longest TTL (so the row marker lives as long
+// as the longest-lived cell), an UPDATE per other TTL the rest. Every group binds its
+// TTL, 0 included: UNSET would give cells that had none the table's default TTL.
+func (st *Store) restoreBatch(t *overwrite.Table, keyVals []any, p Plan) *gocql.Batch {
+	groups := map[int][]string{} // TTL seconds (0: none) → columns
+	for name := range p.Restore {
+		ttl := int(p.RestoreTTL[name] / time.Second)
+		groups[ttl] = append(groups[ttl], name)
+	}
+	ttls := make([]int, 0, len(groups))
+	for ttl, names := range groups {
+		slices.Sort(names)
+		ttls = append(ttls, ttl)
+	}
+	// Longest first; no TTL is the longest.
+	life := func(ttl int) int {
+		if ttl == 0 {
+			return math.MaxInt
+		}
+		return ttl
+	}
+	slices.SortFunc(ttls, func(a, b int) int { return cmp.Compare(life(b), life(a)) })
+	if len(ttls) == 0 {
+		ttls = []int{0} // a row with only key columns
+	}
+	q := cqltext.QuoteQualified(t.Keyspace, t.Name)
+	b := st.s.NewBatch(gocql.UnloggedBatch) // one partition: one mutation, no batch log
+	cols, marks, args := []string{}, []string{}, []any{}
+	for i, c := range t.KeyColumns() {
+		cols, marks, args = append(cols, cqltext.Quote(c.Name)), append(marks, "?"), append(args, keyVals[i])
+	}
+	for _, name := range groups[ttls[0]] {
+		cols, marks, args = append(cols, cqltext.Quote(name)), append(marks, "?"), append(args, p.Restore[name])
+	}
+	b.Query(fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) IF NOT EXISTS USING TTL ?", q,
+		strings.Join(cols, ", "), strings.Join(marks, ", ")), append(args, ttls[0])...)
+	for _, ttl := range ttls[1:] {
+		sets, args := []string{}, []any{ttl}
+		for _, name := range groups[ttl] {
+			sets, args = append(sets, cqltext.Quote(name)+" = ?"), append(args, p.Restore[name])
+		}
+		b.Query(fmt.Sprintf("UPDATE %s USING TTL ? SET %s WHERE %s", q, strings.Join(sets, ", "), keyWhere(t)),
+			append(args, keyVals...)...)
+	}
+	// Never re-sent (see noRetry); entries stay non-idempotent, so no speculative copies.
+	b.RetryPolicy(noRetry{})
+	return b
+}
+
+// verify checks, after the LWT said applied, that the restored row is visible: a delete
+// stamped after the Paxos ballot (the LWT's write timestamp) shadows it otherwise.
+func (st *Store) verify(ctx context.Context, t *overwrite.Table, keyVals []any, p Plan) error {
+	name := tableName(t)
+	rs, err := st.readRow(ctx, t, keyVals, serial)
+	if err != nil {
+		return &RestoreError{Table: name, Err: ErrRestoreUnknown, Detail: "applied, but the read that checks it is visible failed", Cause: err}
+	}
+	for col := range p.Restore {
+		if _, ok := rs.values[col]; !ok || !rs.exists {
+			return &RestoreError{Table: name, Err: ErrRestoreShadowed,
+				Detail: fmt.Sprintf("the restore applied but %s is not visible: a delete at or after the restore's timestamp shadows it (the delete was at %d)", col, p.Tombstone.Timestamp)}
+		}
+	}
+	return nil
+}
+
+// settle decides a restore whose reply was lost: restored (nil) or a *RestoreError.
+func (st *Store) settle(ctx context.Context, t *overwrite.Table, keyVals []any, p Plan, sent time.Time, cause error) error {
+	name := tableName(t)
+	if err := wait.Sleep(ctx, time.Until(sent.Add(st.cfg.settle))); err != nil {
+		return &RestoreError{Table: name, Err: ErrRestoreUnknown, Detail: "reply lost, and no time left to settle it", Cause: cause}
+	}
+	// A SERIAL read completes an accepted Paxos proposal or fences it out.
+	rs, err := st.readRow(ctx, t, keyVals, serial)
+	if err != nil {
+		return &RestoreError{Table: name, Err: ErrRestoreUnknown, Detail: "reply lost, and the SERIAL read that settles it failed: " + err.Error(), Cause: cause}
+	}
+	if !rs.exists {
+		return &RestoreError{Table: name, Err: ErrNotRestored, Detail: "reply lost; a SERIAL read finds no row", Cause: cause}
+	}
+	for col, want := range p.Restore {
+		if got, ok := rs.values[col]; !ok || !reflect.DeepEqual(got, want) {
+			return &RestoreError{Table: name, Err: ErrRowExists,
+				Detail: fmt.Sprintf("reply lost; the row exists with %s other than restored", col), Cause: cause}
+		}
+	}
+	return nil
 }
 
 // Untidy is a state Reconcile found.
@@ -188,8 +350,10 @@ type Report struct {
 // Reconcile scans the tombstone table for t's rows and reports untidy states left by
 // races: rows that are live again although their last record is a delete (recreated
 // after the delete; their tombstone can no longer be undone and only confuses). With fix
-// it removes those rows' tombstone records. It reads the whole tombstone table
-// (paged): run it from an operator tool, not a request path.
+// it removes exactly the records it read for those rows, each at its own write
+// timestamp: a record written meanwhile (a Delete that raced the clean-up, whatever its
+// clock) is left alone. It reads the whole tombstone table (paged): run it from an
+// operator tool, not a request path.
 func (st *Store) Reconcile(ctx context.Context, t *overwrite.Table, fix bool) (Report, error) {
 	var rep Report
 	if t == nil {
@@ -226,7 +390,7 @@ func (st *Store) Reconcile(ctx context.Context, t *overwrite.Table, fix bool) (R
 		if err != nil {
 			return rep, err
 		}
-		rs, err := st.readRow(ctx, t, keyVals)
+		rs, err := st.readRow(ctx, t, keyVals, 0)
 		if err != nil {
 			return rep, err
 		}
@@ -235,7 +399,14 @@ func (st *Store) Reconcile(ctx context.Context, t *overwrite.Table, fix bool) (R
 		}
 		rep.Untidy = append(rep.Untidy, Untidy{Table: name, RowKey: rk, Key: keyVals, Kind: "recreated", Last: recs[0]})
 		if fix {
-			if err := st.s.Query(st.cleanCQL, name, rk).WithContext(ctx).Exec(); err != nil {
+			// One partition: one mutation. Each record is deleted at its own write time,
+			// never at "now", which would shadow a record written meanwhile by a clock
+			// behind this one. Pinned timestamps make the batch safe to retry.
+			b := st.s.NewBatch(gocql.UnloggedBatch)
+			for _, r := range recs {
+				b.Query(st.cleanCQL, r.written, name, rk, r.ID)
+			}
+			if err := st.cfg.policy.ExecBatchAt(ctx, st.s, b, st.cfg.clock.Next()); err != nil {
 				return rep, fmt.Errorf("tombstone: clean up: %w", err)
 			}
 			rep.Cleaned++

@@ -3,12 +3,16 @@ package suite
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gocql/gocql"
 
+	"github.com/cqlsafe/cqlsafe/clientid"
+	"github.com/cqlsafe/cqlsafe/integration/faultproxy"
 	"github.com/cqlsafe/cqlsafe/integration/harness"
 	"github.com/cqlsafe/cqlsafe/overwrite"
 	"github.com/cqlsafe/cqlsafe/schema"
@@ -251,5 +255,252 @@ func TestTombstoneBadInput(t *testing.T) {
 	var n int
 	if err := s.Query(`SELECT COUNT(*) FROM tombstones`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("tombstones written by rejected input: %d %v", n, err)
+	}
+}
+
+// TestTombstoneDeleteRacingWriteTimestamps pins Delete's exact guarantee: it deletes the
+// row at T, the newest WRITETIME it read, so a write that lands between the read and the
+// delete survives iff its timestamp is above T. Ties go to the delete (a tombstone wins
+// over a cell with the same timestamp), and so does a lagging writer whose timestamp is
+// above its own column's cell but not above T; neither is in the tombstone record.
+func TestTombstoneDeleteRacingWriteTimestamps(t *testing.T) {
+	var s *gocql.Session
+	var racer func()
+	s, tbl, st := tombstoneSetup(t, tombstone.WithHookAfterRead(func() { racer() }))
+	ctx := context.Background()
+	t0 := time.Now().UnixMicro() - 60_000_000
+	newest := t0 + 10
+	for i, tc := range []struct {
+		name     string
+		ts       int64 // the racing write's timestamp
+		survives bool
+	}{
+		{"older than its column's cell", t0 - 1, false},
+		{"newer than its column, older than the newest cell", t0 + 5, false},
+		{"equal to the newest cell", newest, false},
+		{"newer than the newest cell", newest + 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id := 100 + i
+			if err := s.Query(`INSERT INTO accounts (org, id, name, balance, active) VALUES ('acme', ?, 'Gil', 1, true) USING TIMESTAMP ?`, id, t0).Exec(); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Query(`UPDATE accounts USING TIMESTAMP ? SET balance = 2 WHERE org = 'acme' AND id = ?`, newest, id).Exec(); err != nil {
+				t.Fatal(err)
+			}
+			racer = func() {
+				if err := s.Query(`UPDATE accounts USING TIMESTAMP ? SET name = 'racer' WHERE org = 'acme' AND id = ?`, tc.ts, id).Exec(); err != nil {
+					panic(err)
+				}
+			}
+			rec, err := st.Delete(ctx, tbl, map[string]any{"org": "acme", "id": id}, "cmd")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Timestamp != newest || rec.Values["name"] != "Gil" || rec.WriteTimes["name"] != t0 {
+				t.Fatalf("record: timestamp %d (want %d), name %v at %d", rec.Timestamp, newest, rec.Values["name"], rec.WriteTimes["name"])
+			}
+			var name string
+			var wt int64
+			var balance *int64
+			err = s.Query(`SELECT name, WRITETIME(name), balance FROM accounts WHERE org = 'acme' AND id = ?`, id).Scan(&name, &wt, &balance)
+			switch {
+			case tc.survives && (err != nil || name != "racer" || wt != tc.ts || balance != nil):
+				t.Fatalf("racing write at %d: name=%q at %d, balance=%v, %v; want only the racing name", tc.ts, name, wt, balance, err)
+			case !tc.survives && !errors.Is(err, gocql.ErrNotFound):
+				t.Fatalf("racing write at %d (T=%d) survived: name=%q at %d, %v", tc.ts, newest, name, wt, err)
+			}
+		})
+	}
+}
+
+// TestTombstoneReconcileKeepsLaterDelete: Reconcile(fix) removes exactly the records it
+// read. A Delete recorded after the clean-up by a client whose clock is behind stays
+// recorded and can be undone (a partition delete at "now" used to shadow it).
+func TestTombstoneReconcileKeepsLaterDelete(t *testing.T) {
+	s, tbl, st := tombstoneSetup(t)
+	ctx := context.Background()
+	insertAccount(t, s, 7, "Hal")
+	key := map[string]any{"org": "acme", "id": 7}
+	if _, err := st.Delete(ctx, tbl, key, "cmd-x"); err != nil {
+		t.Fatal(err)
+	}
+	insertAccount(t, s, 7, "Hal again")
+	rep, err := st.Reconcile(ctx, tbl, true)
+	if err != nil || rep.Cleaned != 1 {
+		t.Fatalf("reconcile fix %+v %v", rep, err)
+	}
+	if recs, _ := st.List(ctx, tbl, key); len(recs) != 0 {
+		t.Fatalf("%d records left after the clean-up", len(recs))
+	}
+	lagging, err := tombstone.New(ctx, s, tbl.Keyspace, "tombstones",
+		tombstone.WithClock(clientid.NewClockFunc(func() time.Time { return time.Now().Add(-time.Minute) })))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lagging.Delete(ctx, tbl, key, "cmd-y"); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := st.List(ctx, tbl, key)
+	if err != nil || len(recs) != 1 || recs[0].CommandID != "cmd-y" {
+		t.Fatalf("records after a later delete: %+v %v; want cmd-y's", recs, err)
+	}
+	if _, err := st.Undelete(ctx, tbl, key, "cmd-y"); err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := readAccount(t, s, 7); !ok || r.Name != "Hal again" {
+		t.Fatalf("row after undelete: %+v %v", r, ok)
+	}
+}
+
+// describeWithColumn describes table once the session's schema metadata, refreshed
+// asynchronously after an ALTER, has column col.
+func describeWithColumn(t testing.TB, s *gocql.Session, ks, table, col string) *overwrite.Table {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		tbl := describe(t, s, ks, table)
+		if _, ok := tbl.Column(col); ok {
+			return tbl
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s.%s: column %s not in the session's metadata after 10 s", ks, table, col)
+		}
+	}
+}
+
+// sameHostRetry retries anything, on the same host (the proxied session has one): what a
+// session-wide retry policy that ignores idempotence does to an LWT.
+type sameHostRetry struct{ gocql.SimpleRetryPolicy }
+
+func (sameHostRetry) GetRetryType(error) gocql.RetryType { return gocql.Retry }
+
+// TestTombstoneUndeleteDroppedResponse: the restore applied but its response was lost,
+// on a session whose retry policy would re-send it. Undelete must not re-send the LWT
+// (a re-send sees its own row and says ErrRowExists); it settles the outcome with a
+// SERIAL read and records the undelete.
+func TestTombstoneUndeleteDroppedResponse(t *testing.T) {
+	s, tbl, st := tombstoneSetup(t)
+	ctx := context.Background()
+	// A non-frozen list: a re-sent restore must not append it twice.
+	harness.Exec(t, s, `ALTER TABLE accounts ADD scores list<int>`)
+	tbl = describeWithColumn(t, s, tbl.Keyspace, "accounts", "scores")
+	insertAccount(t, s, 8, "Ivy")
+	harness.Exec(t, s, `UPDATE accounts SET scores = [3, 4] WHERE org = 'acme' AND id = 8`)
+	key := map[string]any{"org": "acme", "id": 8}
+	if _, err := st.Delete(ctx, tbl, key, "cmd-bug"); err != nil {
+		t.Fatal(err)
+	}
+	px, err := faultproxy.Start(node.Hosts()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { px.Close() })
+	cl, err := node.ClusterVia(px.Addr(), tbl.Keyspace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.Timeout = time.Second
+	cl.RetryPolicy = &sameHostRetry{gocql.SimpleRetryPolicy{NumRetries: 3}}
+	ps, err := cl.CreateSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ps.Close)
+	pst, err := tombstone.New(ctx, ps, tbl.Keyspace, "tombstones")
+	if err != nil {
+		t.Fatal(err)
+	}
+	isLWT := faultproxy.Writes("IF NOT EXISTS")
+	drop := faultproxy.DropNext(1, isLWT)
+	var sends atomic.Int64
+	px.SetRule(func(r faultproxy.Request) faultproxy.Action {
+		if isLWT(r) {
+			sends.Add(1)
+		}
+		return drop(r)
+	})
+	if _, err := pst.Undelete(ctx, tbl, key, "cmd-bug"); err != nil {
+		t.Fatalf("Undelete after a dropped response: %v (LWT sent %d times)", err, sends.Load())
+	}
+	if px.Stats().Dropped.Load() != 1 || sends.Load() != 1 {
+		t.Fatalf("%d responses dropped, LWT sent %d times; want 1 and 1", px.Stats().Dropped.Load(), sends.Load())
+	}
+	if r, ok := readAccount(t, s, 8); !ok || r.Name != "Ivy" || len(r.Tags) != 2 {
+		t.Fatalf("row after undelete: %+v %v", r, ok)
+	}
+	var scores []int
+	if err := s.Query(`SELECT scores FROM accounts WHERE org = 'acme' AND id = 8`).Scan(&scores); err != nil || !slices.Equal(scores, []int{3, 4}) {
+		t.Fatalf("scores after undelete: %v %v; want [3 4]", scores, err)
+	}
+	recs, _ := st.List(ctx, tbl, key)
+	if len(recs) != 2 || recs[0].Action != tombstone.ActionUndelete {
+		t.Fatalf("history %+v; want the undelete recorded", recs)
+	}
+}
+
+// TestTombstoneUndeleteShadowedByFutureDelete: a row whose newest cell is future-dated is
+// deleted at that future timestamp. The restore's LWT says applied (it is stamped with
+// the Paxos ballot, now), yet the row stays invisible: Undelete must say so and record
+// nothing.
+func TestTombstoneUndeleteShadowedByFutureDelete(t *testing.T) {
+	s, tbl, st := tombstoneSetup(t)
+	ctx := context.Background()
+	future := time.Now().Add(time.Hour).UnixMicro()
+	if err := s.Query(`INSERT INTO accounts (org, id, name, balance) VALUES ('acme', 9, 'Jo', 5) USING TIMESTAMP ?`, future).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	key := map[string]any{"org": "acme", "id": 9}
+	if _, err := st.Delete(ctx, tbl, key, "cmd-f"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := st.Undelete(ctx, tbl, key, "cmd-f")
+	var rerr *tombstone.RestoreError
+	if !errors.Is(err, tombstone.ErrRestoreShadowed) || !errors.As(err, &rerr) {
+		t.Fatalf("Undelete under a future-dated delete: %v, want ErrRestoreShadowed", err)
+	}
+	if _, ok := readAccount(t, s, 9); ok {
+		t.Fatal("row visible: the test's premise (a shadowing future delete) is wrong")
+	}
+	if recs, _ := st.List(ctx, tbl, key); len(recs) != 1 || recs[0].Action != tombstone.ActionDelete {
+		t.Fatalf("history %+v; want no undelete recorded", recs)
+	}
+}
+
+// TestTombstoneUndeleteKeepsTTL: restored cells keep their remaining TTL, each its own;
+// a cell without TTL gets none, even on a table with a default TTL.
+func TestTombstoneUndeleteKeepsTTL(t *testing.T) {
+	s, tbl, st := tombstoneSetup(t)
+	ctx := context.Background()
+	harness.Exec(t, s, `ALTER TABLE accounts WITH default_time_to_live = 86400`,
+		`INSERT INTO accounts (org, id, name, balance, tags) VALUES ('acme', 10, 'Kim', 7, {'x'}) USING TTL 3600`,
+		`UPDATE accounts USING TTL 7200 SET name = 'Kim' WHERE org = 'acme' AND id = 10`,
+		`UPDATE accounts USING TTL 0 SET active = true WHERE org = 'acme' AND id = 10`)
+	tbl = describe(t, s, tbl.Keyspace, "accounts")
+	key := map[string]any{"org": "acme", "id": 10}
+	if _, err := st.Delete(ctx, tbl, key, "cmd-t"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // the remaining TTL must shrink, not restart
+	if _, err := st.Undelete(ctx, tbl, key, "cmd-t"); err != nil {
+		t.Fatal(err)
+	}
+	var name string
+	var ttlName, ttlBalance, ttlActive *int
+	var ttlTags []int
+	if err := s.Query(`SELECT name, TTL(name), TTL(balance), TTL(active), TTL(tags) FROM accounts WHERE org = 'acme' AND id = 10`).
+		Scan(&name, &ttlName, &ttlBalance, &ttlActive, &ttlTags); err != nil {
+		t.Fatal(err)
+	}
+	in := func(p *int, lo, hi int) bool { return p != nil && *p >= lo && *p <= hi }
+	if name != "Kim" || !in(ttlName, 7150, 7199) || !in(ttlBalance, 3550, 3599) || ttlActive != nil ||
+		len(ttlTags) != 1 || ttlTags[0] < 3550 || ttlTags[0] > 3599 {
+		deref := func(p *int) any {
+			if p == nil {
+				return nil
+			}
+			return *p
+		}
+		t.Fatalf("restored TTLs: name %v, balance %v, active %v, tags %v; want ≈7199, ≈3599, none, [≈3599]",
+			deref(ttlName), deref(ttlBalance), deref(ttlActive), ttlTags)
 	}
 }
