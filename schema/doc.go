@@ -6,5 +6,7 @@
 // own: comments explain each choice of key, compaction, TTL and gc_grace_seconds).
 // Render fills in names and replication with identifiers validated and quoted; Apply
 // runs DDL idempotently and waits for schema agreement after each statement; Lint flags
-// schema and statements that defeat idempotent writes.
+// schema and statements that defeat idempotent writes. ParseColumns reads the column
+// types a .cql file declares as a retry.Schema, so statements can be judged by their
+// columns' types without a cluster.
 package schema

@@ -3,19 +3,40 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
+	"github.com/cqlsafe/cqlsafe/internal/cqltext"
 	"github.com/cqlsafe/cqlsafe/retry"
 	"github.com/cqlsafe/cqlsafe/schema"
 )
 
 const lintHelp = `Classifies every CQL statement of each FILE ("-" for standard input) with
-retry.Classify and schema statements with schema.Lint, and prints file:line, verdict and
-reason. Exit status: 0 when every statement is idempotent and no schema error was found,
-1 otherwise, 2 on a usage error or unreadable file.`
+retry's classifier and schema statements with schema.Lint, and prints file:line, verdict
+and reason.
+
+Column types make the verdicts precise. Without them lint cannot tell a set or map from a
+counter or list ("s = s + ?" is reported), and it passes a bind marker assigned whole to
+a column ("SET l = ?", "VALUES (?)"), which is not repeatable when the column is a
+non-frozen list: Cassandra keys list elements by server time, so a repeat appends a
+second copy. Give the types with one of:
+
+  --schema FILE.cql   the file's CREATE TABLE statements (USE, ALTER TABLE … ADD/DROP
+                      and DROP TABLE followed; tables without keyspace match any)
+  --hosts host:port   a running cluster's schema metadata (with the connection flags;
+                      lint never reads $CQLSAFE_CASSANDRA_HOSTS on its own)
+
+--keyspace is the keyspace of statements that name none (a USE in FILE changes it for
+the statements after it). With column types, a bind marker whose column they do not
+know is printed as a note: check the table's name.
+
+Exit status: 0 when every statement is repeatable and no schema error was found, 1
+otherwise, 2 on a usage error, an unreadable FILE, or column types that cannot be read
+(a malformed --schema file, an unreachable cluster).`
 
 // lintStatement is one statement's verdict in --json output.
 type lintStatement struct {
@@ -26,18 +47,37 @@ type lintStatement struct {
 	Idempotent bool             `json:"idempotent"`
 	Reasons    []string         `json:"reasons"`
 	Findings   []schema.Finding `json:"findings"`
+	// Conditions are the bind markers of a repeatable statement whose value still
+	// decides it: bound to a column of unknown type, a non-empty list is not repeatable.
+	Conditions []string `json:"conditions"`
 }
 
-func runLint(_ context.Context, args []string, stdout, stderr io.Writer, stdin io.Reader) error {
-	fs := newFlagSet("lint [--json] FILE...", stderr, lintHelp)
-	asJSON := fs.Bool("json", false, "print a JSON array of statements with verdicts, reasons and findings")
+func runLint(ctx context.Context, args []string, stdout, stderr io.Writer, stdin io.Reader) error {
+	fs := newFlagSet("lint [--json] [--schema FILE.cql | --hosts host:port [--keyspace ks]] FILE...", stderr, lintHelp)
+	asJSON := fs.Bool("json", false, "print a JSON array of statements with verdicts, reasons, findings and conditions")
+	schemaFile := fs.String("schema", "", "CQL file whose CREATE TABLE statements give the column types")
+	var conn connFlags
+	conn.register(fs, "keyspace of statements that name none (and the session's, with --hosts)")
+	// Lint stays offline unless asked: the environment's cluster is for the commands
+	// that need one.
+	conn.hosts = ""
+	if f := fs.Lookup("hosts"); f != nil {
+		f.DefValue = ""
+		f.Usage = "read the column types from this cluster: host:port[,host:port]"
+	}
 	if err := fs.Parse(args); err != nil {
 		return flagErr(err)
 	}
+	hostsGiven := false
+	fs.Visit(func(f *flag.Flag) { hostsGiven = hostsGiven || f.Name == "hosts" })
 	if fs.NArg() == 0 {
 		return usageError{fmt.Errorf("lint: name at least one FILE (or - for stdin)")}
 	}
-	var all []lintStatement
+	if hostsGiven && *schemaFile != "" {
+		return usageError{fmt.Errorf("lint: give --schema or --hosts, not both")}
+	}
+	type input struct{ name, text string }
+	var inputs []input
 	for _, name := range fs.Args() {
 		var text []byte
 		var err error
@@ -50,7 +90,33 @@ func runLint(_ context.Context, args []string, stdout, stderr io.Writer, stdin i
 		if err != nil {
 			return usageError{fmt.Errorf("lint: %v", err)}
 		}
-		all = append(all, lintText(name, string(text))...)
+		inputs = append(inputs, input{name, string(text)})
+	}
+	j := judge{keyspace: conn.keyspace}
+	var opts []retry.Option
+	switch {
+	case *schemaFile != "":
+		cols, err := readColumns(*schemaFile)
+		if err != nil {
+			return err
+		}
+		opts, j.typed = append(opts, retry.WithSchema(cols)), true
+	case hostsGiven:
+		s, err := conn.session(ctx)
+		if err != nil {
+			var ue usageError
+			if errors.As(err, &ue) {
+				return err
+			}
+			return usageError{fmt.Errorf("lint: %w", err)} // no column types: exit 2, not a finding
+		}
+		defer s.Close()
+		opts, j.typed = append(opts, retry.WithSchema(retry.SessionSchema(s))), true
+	}
+	j.policy = retry.NewPolicy(opts...)
+	var all []lintStatement
+	for _, in := range inputs {
+		all = append(all, j.text(in.name, in.text)...)
 	}
 	bad := false
 	for _, st := range all {
@@ -88,6 +154,13 @@ func runLint(_ context.Context, args []string, stdout, stderr io.Writer, stdin i
 				}
 				fmt.Fprintf(stdout, "%s:%d:   %s [%s]: %s\n", st.File, f.Line, f.Severity, f.Rule, f.Message)
 			}
+			if j.typed {
+				// Without column types every marker is a condition: printing them would
+				// bury the findings.
+				for _, c := range st.Conditions {
+					fmt.Fprintf(stdout, "%s:%d:   note: %s\n", st.File, st.Line, c)
+				}
+			}
 		}
 	}
 	if bad {
@@ -96,7 +169,50 @@ func runLint(_ context.Context, args []string, stdout, stderr io.Writer, stdin i
 	return nil
 }
 
-func lintText(file, text string) []lintStatement {
+// readColumns reads --schema's column types; a malformed file is a usage error that
+// points at the line.
+func readColumns(file string) (*schema.Columns, error) {
+	text, err := os.ReadFile(file)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("lint: --schema: %v", err)}
+	}
+	cols, err := schema.ParseColumns(string(text))
+	var de *schema.DDLError
+	switch {
+	case errors.As(err, &de):
+		return nil, usageError{fmt.Errorf("lint: --schema %s:%d:%d: %s", file, de.Line, de.Column, de.Reason)}
+	case err != nil:
+		return nil, usageError{fmt.Errorf("lint: --schema %s: %w", file, err)}
+	}
+	return cols, nil
+}
+
+// judge classifies statements the way a Policy with the same column types would.
+type judge struct {
+	policy   *retry.Policy
+	keyspace string // of statements that name none, until a USE
+	typed    bool   // column types given (--schema or --hosts)
+}
+
+// verdict judges one statement as it stands, without values. A bind marker assigned
+// whole to a column the types call a non-frozen list makes it not repeatable (any
+// non-empty list bound there appends a copy on repeat); lint has no values, so it asks
+// the Policy about a value that is non-empty but not list-shaped in every position:
+// that trips exactly the markers typed as non-frozen lists — markers of other columns
+// carry no condition, and those of unknown type are judged by the value's shape.
+func (j judge) verdict(keyspace, stmt string, markers int) retry.Verdict {
+	v := j.policy.Repeatable(keyspace, stmt, nil)
+	if !v.Idempotent || markers == 0 {
+		return v
+	}
+	probe := make([]any, markers)
+	for i := range probe {
+		probe[i] = 1
+	}
+	return j.policy.Repeatable(keyspace, stmt, probe)
+}
+
+func (j judge) text(file, text string) []lintStatement {
 	stmts, err := schema.Statements(text)
 	if err != nil {
 		f := schema.Lint(text)
@@ -104,9 +220,9 @@ func lintText(file, text string) []lintStatement {
 		if len(f) > 0 {
 			line = f[0].Line
 		}
-		return []lintStatement{{File: file, Line: line, Statement: "", Kind: "unknown", Reasons: []string{err.Error()}, Findings: f}}
+		return []lintStatement{{File: file, Line: line, Statement: "", Kind: "unknown", Reasons: []string{err.Error()}, Findings: f, Conditions: []string{}}}
 	}
-	findings := schema.Lint(text)
+	keyspace := j.keyspace
 	out := make([]lintStatement, len(stmts))
 	pos := 0
 	for i, st := range stmts {
@@ -115,19 +231,51 @@ func lintText(file, text string) []lintStatement {
 		if at >= 0 {
 			pos += at + len(st)
 		}
-		v := retry.Classify(st)
+		toks, _ := cqltext.Lex(st) // lexed already as part of text
+		markers := 0
+		for _, t := range toks {
+			if t.Kind == cqltext.Bind {
+				markers++
+			}
+		}
+		if len(toks) == 2 && toks[0].Is("use") {
+			keyspace = identName(toks[1])
+		}
+		v := j.verdict(keyspace, st, markers)
 		out[i] = lintStatement{File: file, Line: line, Statement: st, Kind: v.Kind.String(), Idempotent: v.Idempotent,
-			Reasons: v.Reasons, Findings: []schema.Finding{}}
+			Reasons: v.Reasons, Findings: []schema.Finding{}, Conditions: []string{}}
 		if out[i].Reasons == nil {
 			out[i].Reasons = []string{}
 		}
+		if v.Idempotent {
+			out[i].Conditions = append(out[i].Conditions, v.ValueConditions()...)
+		} else if v.Kind != retry.KindSchema {
+			// schema.Lint judged this statement without column types: the verdict here
+			// replaces its not-idempotent findings.
+			for _, r := range v.Reasons {
+				out[i].Findings = append(out[i].Findings, schema.Finding{Statement: i + 1, Line: line,
+					Severity: schema.SeverityError, Rule: "not-idempotent", Message: r})
+			}
+		}
 	}
-	for _, f := range findings {
+	for _, f := range schema.Lint(text) {
+		if f.Rule == "not-idempotent" {
+			continue
+		}
 		if f.Statement >= 1 && f.Statement <= len(out) {
 			out[f.Statement-1].Findings = append(out[f.Statement-1].Findings, f)
 		}
 	}
 	return out
+}
+
+// identName is a keyspace name as Cassandra stores it: quoted as written, unquoted
+// lower-cased.
+func identName(t cqltext.Token) string {
+	if t.Kind == cqltext.QIdent {
+		return t.Text
+	}
+	return t.Lower
 }
 
 func oneLine(s string) string {

@@ -1,7 +1,7 @@
 // Command cqlsafe shows and checks cqlsafe's patterns against a real Cassandra.
 //
 //	cqlsafe demo [--hosts host:port]        the patterns at work, measured on the spot
-//	cqlsafe lint [--json] FILE...|-         is every statement safe to retry?
+//	cqlsafe lint [--json] [--schema F|--hosts H] FILE...|-   is every statement safe to retry?
 //	cqlsafe schema list|render|apply        the CQL templates
 //	cqlsafe tombstone list|plan|undelete    inspect and undo recoverable deletes
 //
@@ -23,7 +23,8 @@ const usage = `cqlsafe — safe-to-retry, cheap-to-overwrite writes for Apache C
 
 usage:
   cqlsafe demo [flags]                 show the patterns at work against a real Cassandra
-  cqlsafe lint [--json] FILE...|-      check that CQL statements are safe to retry
+  cqlsafe lint [--json] [--schema FILE.cql | --hosts H] FILE...|-
+                                     check that CQL statements are safe to retry
   cqlsafe schema list                  list the CQL templates
   cqlsafe schema render NAME [flags]   print a template with names filled in
   cqlsafe schema apply NAME [flags]    apply a template to a cluster
