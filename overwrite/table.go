@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gocql/gocql"
 	"github.com/scylladb/gocqlx/v2/table"
 
 	"github.com/cqlsafe/cqlsafe/internal/cqltext"
+	"github.com/cqlsafe/cqlsafe/internal/wait"
 	"github.com/cqlsafe/cqlsafe/retry"
 )
 
@@ -96,19 +98,35 @@ func Describe(ctx context.Context, s *gocql.Session, keyspace, tableName string)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	km, err := s.KeyspaceMetadata(keyspace)
-	if errors.Is(err, gocql.ErrKeyspaceDoesNotExist) {
-		return nil, &Error{Err: ErrUnknownTable, Keyspace: keyspace, Table: tableName, Row: -1, Detail: "keyspace does not exist"}
+	// gocql caches a keyspace's metadata and drops it when a schema change event
+	// arrives, debounced by about a second: a table created just now may not be in the
+	// cache yet. Look again for a few seconds before calling it unknown.
+	deadline := time.Now().Add(describeWait)
+	for {
+		km, err := s.KeyspaceMetadata(keyspace)
+		missing := &Error{Err: ErrUnknownTable, Keyspace: keyspace, Table: tableName, Row: -1}
+		switch {
+		case errors.Is(err, gocql.ErrKeyspaceDoesNotExist):
+			missing.Detail = "keyspace does not exist"
+		case err != nil:
+			return nil, fmt.Errorf("overwrite: describe %s.%s: %w", keyspace, tableName, err)
+		default:
+			if tm, ok := km.Tables[tableName]; ok {
+				return fromMetadata(tm)
+			}
+		}
+		if time.Now().After(deadline) {
+			return nil, missing
+		}
+		if err := wait.Sleep(ctx, 100*time.Millisecond); err != nil {
+			return nil, missing
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("overwrite: describe %s.%s: %w", keyspace, tableName, err)
-	}
-	tm, ok := km.Tables[tableName]
-	if !ok {
-		return nil, &Error{Err: ErrUnknownTable, Keyspace: keyspace, Table: tableName, Row: -1}
-	}
-	return fromMetadata(tm)
 }
+
+// describeWait bounds how long Describe waits for a new table to reach gocql's
+// metadata cache.
+const describeWait = 3 * time.Second
 
 // DescribeGocqlx is Describe for callers who already describe tables with gocqlx: it
 // reads the table from the session and checks that m's partition key, sort key and
