@@ -2,10 +2,14 @@ package eventlog
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/clientid"
+	"github.com/cqlsafe/cqlsafe/retry"
 )
 
 func TestNewRejectsBadNames(t *testing.T) {
@@ -37,6 +41,10 @@ func TestAppendValidatesBeforeWriting(t *testing.T) {
 		{"s", Event{Time: now.Add(time.Hour)}, ErrBadTime},
 		{"s", Event{Time: now, Payload: []byte("12345")}, ErrPayloadTooLarge},
 		{"s", Event{Time: now, ID: gocql.MustRandomUUID()}, ErrBadTime},
+		{"s", Event{ID: gocql.MustRandomUUID()}, ErrBadTime},
+		{"s", Event{Time: now, ID: clientid.NewTimeUUID(now.Add(-time.Hour))}, ErrIDTimeMismatch},
+		{"s", Event{Time: now, ID: clientid.NewTimeUUID(now.Add(100 * time.Nanosecond))}, ErrIDTimeMismatch},
+		{"s", Event{ID: clientid.NewTimeUUID(now.Add(2 * time.Minute))}, ErrBadTime},
 	} {
 		if _, err := l.Append(t.Context(), tc.stream, Event{Time: now}, tc.ev); !errors.Is(err, tc.want) {
 			t.Errorf("Append(%q, %+v) = %v, want %v", tc.stream, tc.ev, err, tc.want)
@@ -60,5 +68,14 @@ func TestFold(t *testing.T) {
 	})
 	if err != nil || string(state["email"].Payload) != "b@x" || string(state["name"].Payload) != "Anne" {
 		t.Fatalf("state %v, %v", state, err)
+	}
+}
+
+func TestAppendErrorMatches(t *testing.T) {
+	ou := &retry.OutcomeUnknownError{Err: errors.New("timeout")}
+	var err error = &AppendError{Stream: "s", Events: []Event{{Type: "a"}}, Err: fmt.Errorf("eventlog: append to bucket 1: %w", ou)}
+	var ae *AppendError
+	if !errors.Is(err, ErrAppendIncomplete) || !errors.Is(err, retry.ErrOutcomeUnknown) || !errors.As(err, &ae) || len(ae.Events) != 1 {
+		t.Fatalf("%v does not match", err)
 	}
 }

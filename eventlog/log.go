@@ -1,6 +1,7 @@
 package eventlog
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -19,7 +20,35 @@ var (
 	ErrBadTime         = errors.New("eventlog: event time is zero or too far in the future")
 	ErrPayloadTooLarge = errors.New("eventlog: payload too large")
 	ErrInvalidName     = errors.New("eventlog: invalid keyspace or table name")
+	// ErrIDTimeMismatch: a caller-set ID is not a TimeUUID of the event's Time.
+	ErrIDTimeMismatch = errors.New("eventlog: event id's time differs from the event time")
 )
+
+// ErrAppendIncomplete is matched (errors.Is) by every *AppendError.
+var ErrAppendIncomplete = errors.New("eventlog: append may be incomplete")
+
+// AppendError is returned by Append when a write failed after validation: some of the
+// events may have been written, none, or all (a dropped response). Events holds every
+// event of the call, in the order given, with ID, Time, Bucket and Writer assigned:
+// re-submitting exactly them rewrites the same rows with the same write timestamps, so
+// each event ends up appended once. Err is the write's error (often a
+// *retry.OutcomeUnknownError; errors.Is/As see through to it).
+type AppendError struct {
+	Stream string
+	Events []Event
+	Err    error
+}
+
+func (e *AppendError) Error() string {
+	return fmt.Sprintf("eventlog: append of %d event(s) to stream %q may be incomplete (re-submit AppendError.Events, not new ids): %v",
+		len(e.Events), e.Stream, e.Err)
+}
+
+// Is makes errors.Is(err, ErrAppendIncomplete) true.
+func (e *AppendError) Is(target error) bool { return target == ErrAppendIncomplete }
+
+// Unwrap returns the write's error.
+func (e *AppendError) Unwrap() error { return e.Err }
 
 // Event is one event of a stream.
 type Event struct {
@@ -48,11 +77,17 @@ type Log struct {
 	table    string
 	cfg      config
 
-	// indexed remembers (stream, bucket) pairs whose index row this Log has written, so
-	// appends to a known bucket cost one round trip. Index rows never change, so the
-	// cache cannot be stale; it is bounded and simply cleared when full.
+	// indexed remembers when this Log wrote the index row of a (stream, bucket), so
+	// appends to a known bucket cost one round trip. Without a TTL an index row never
+	// changes and an entry stays valid; with one, an entry is trusted for
+	// indexRefresh only (see indexTTL). Bounded: simply cleared when full.
 	indexMu sync.Mutex
-	indexed map[bucketKey]struct{}
+	indexed map[bucketKey]time.Time
+
+	// ttlIndex is the TTL (seconds) index rows are written with, read once per Log.
+	ttlMu     sync.Mutex
+	ttlIndex  int
+	ttlLoaded bool
 
 	insertCQL, indexCQL           string
 	bucketsAscCQL, bucketsDescCQL string
@@ -178,7 +213,7 @@ func New(s *gocql.Session, keyspace, table string, opts ...Option) (*Log, error)
 	q := cqltext.QuoteQualified(keyspace, table)
 	qi := cqltext.QuoteQualified(keyspace, table+"_buckets")
 	l.insertCQL = "INSERT INTO " + q + " (stream_id, bucket, event_id, type, payload, metadata, writer) VALUES (?, ?, ?, ?, ?, ?, ?) USING TIMESTAMP ?"
-	l.indexCQL = "INSERT INTO " + qi + " (stream_id, bucket) VALUES (?, ?) USING TIMESTAMP ?"
+	l.indexCQL = "INSERT INTO " + qi + " (stream_id, bucket) VALUES (?, ?) USING TIMESTAMP ? AND TTL ?"
 	l.bucketsAscCQL = "SELECT bucket FROM " + qi + " WHERE stream_id = ? AND bucket >= ? AND bucket <= ? ORDER BY bucket ASC"
 	l.bucketsDescCQL = "SELECT bucket FROM " + qi + " WHERE stream_id = ? AND bucket >= ? AND bucket <= ? ORDER BY bucket DESC"
 	for d, dir := range []string{"ASC", "DESC"} {
@@ -198,20 +233,56 @@ type bucketKey struct {
 
 const indexCacheMax = 100_000
 
-func (l *Log) knownBucket(stream string, b int64) bool {
-	l.indexMu.Lock()
-	defer l.indexMu.Unlock()
-	_, ok := l.indexed[bucketKey{stream, b}]
-	return ok
+// Index rows of a table whose events expire outlive them: an event's TTL runs from
+// when it lands, so the index row of its bucket is (re)written at most indexRefresh
+// before it, with the events' TTL plus indexMargin (> indexRefresh).
+const (
+	indexMargin  = time.Hour
+	indexRefresh = indexMargin / 2
+	maxTTL       = 20 * 365 * 24 * 60 * 60 // Cassandra's limit, in seconds
+)
+
+// indexTTL returns the TTL index rows are written with: 0 (never expire) when the
+// events table has no default_time_to_live, else that TTL plus indexMargin. It reads
+// the table's schema once per Log: re-create the Log after altering the TTL.
+func (l *Log) indexTTL(ctx context.Context) (int, error) {
+	l.ttlMu.Lock()
+	defer l.ttlMu.Unlock()
+	if l.ttlLoaded {
+		return l.ttlIndex, nil
+	}
+	var ttl int
+	err := l.s.Query(`SELECT default_time_to_live FROM system_schema.tables WHERE keyspace_name = ? AND table_name = ?`,
+		l.keyspace, l.table).WithContext(ctx).Idempotent(true).Scan(&ttl)
+	if errors.Is(err, gocql.ErrNotFound) {
+		return 0, fmt.Errorf("eventlog: table %s.%s does not exist", l.keyspace, l.table)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("eventlog: read the TTL of %s.%s: %w", l.keyspace, l.table, err)
+	}
+	if ttl > 0 {
+		ttl = min(ttl+int(indexMargin/time.Second), maxTTL)
+	}
+	l.ttlIndex, l.ttlLoaded = ttl, true
+	return ttl, nil
 }
 
-func (l *Log) rememberBucket(stream string, b int64) {
+// knownBucket reports whether the index row of (stream, b) was written recently
+// enough to need no re-write.
+func (l *Log) knownBucket(stream string, b int64, ttl int) bool {
+	l.indexMu.Lock()
+	defer l.indexMu.Unlock()
+	at, ok := l.indexed[bucketKey{stream, b}]
+	return ok && (ttl == 0 || time.Since(at) < indexRefresh)
+}
+
+func (l *Log) rememberBucket(stream string, b int64, at time.Time) {
 	l.indexMu.Lock()
 	defer l.indexMu.Unlock()
 	if l.indexed == nil || len(l.indexed) >= indexCacheMax {
-		l.indexed = make(map[bucketKey]struct{})
+		l.indexed = make(map[bucketKey]time.Time)
 	}
-	l.indexed[bucketKey{stream, b}] = struct{}{}
+	l.indexed[bucketKey{stream, b}] = at
 }
 
 // BucketWidth returns the log's bucket width.

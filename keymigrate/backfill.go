@@ -20,6 +20,7 @@ import (
 	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 	"github.com/cqlsafe/cqlsafe/internal/wait"
 	"github.com/cqlsafe/cqlsafe/overwrite"
+	"github.com/cqlsafe/cqlsafe/retry"
 )
 
 // Progress reports a backfill's advance.
@@ -128,11 +129,14 @@ type checkpoint struct {
 }
 
 // Backfill copies every row of the old table into the new one under its transformed
-// key, each cell USING TIMESTAMP its original WRITETIME and with its remaining TTL, so
-// newer dual-written values always win. It scans by token range, paged (memory does not
-// grow with the table, apart from the duplicate check), copying WithConcurrency ranges
-// at a time, and returns the progress of this run. Non-frozen collections are copied with
-// their MAXWRITETIME and without TTL.
+// key, each cell USING TIMESTAMP its original WRITETIME and with its remaining TTL (none:
+// UNSET, so the new table's default applies), so newer dual-written values always win.
+// It scans by token range, paged (memory does not grow with the table, apart from the
+// duplicate check), copying WithConcurrency ranges at a time, and returns the progress
+// of this run. Non-frozen collections are copied whole at their MAXWRITETIME, with the
+// longest of their elements' TTLs (none when any element has none); a non-frozen list
+// only when the new table does not hold it at that time or later (see
+// the package doc). Backfill needs Cassandra 5.0 (MAXWRITETIME, TTL of collections).
 func (m *Migration) Backfill(ctx context.Context, opts ...BackfillOption) (Progress, error) {
 	c := backfillDefaults()
 	for _, o := range opts {
@@ -299,13 +303,17 @@ func tokenRange(r, n int) (int64, int64) {
 	return lo, hi
 }
 
-// scanner holds the scan and copy statements for the old table.
+// scan holds the scan and copy statements of a migration.
 type scan struct {
 	cql     string
 	cols    []overwrite.Column // key columns, then value columns
 	nKey    int
 	insert  string // into new: all columns, USING TIMESTAMP ? AND TTL ?
 	newCols []overwrite.Column
+	// lists are the value columns (index among them) that are non-frozen lists;
+	// listWT reads their MAXWRITETIME from the new table by new key.
+	lists  []int
+	listWT string
 }
 
 func (m *Migration) scanner() scan {
@@ -319,14 +327,20 @@ func (m *Migration) scanner() scan {
 		sel = append(sel, cqltext.Quote(c.Name))
 	}
 	sc := scan{cols: keyCols, nKey: len(keyCols)}
-	for _, name := range m.values {
+	var listWT []string
+	for j, name := range m.values {
 		c, _ := m.old.Column(name)
 		sc.cols = append(sc.cols, c)
 		q := cqltext.Quote(name)
 		if c.Collection {
-			sel = append(sel, q, "MAXWRITETIME("+q+")", "0")
+			// Cassandra 5: MAXWRITETIME of a collection; TTL() lists each element's TTL.
+			sel = append(sel, q, "MAXWRITETIME("+q+")", "TTL("+q+")")
 		} else {
 			sel = append(sel, q, "WRITETIME("+q+")", "TTL("+q+")")
+		}
+		if isList(c) {
+			sc.lists = append(sc.lists, j)
+			listWT = append(listWT, "MAXWRITETIME("+q+")")
 		}
 	}
 	tok := "token(" + strings.Join(pk, ", ") + ")"
@@ -340,7 +354,65 @@ func (m *Migration) scanner() scan {
 	}
 	sc.insert = fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) USING TIMESTAMP ? AND TTL ?",
 		cqltext.QuoteQualified(m.new.Keyspace, m.new.Name), strings.Join(q, ", "), strings.Join(marks, ", "))
+	if len(listWT) > 0 {
+		var where []string
+		for _, c := range m.new.KeyColumns() {
+			where = append(where, cqltext.Quote(c.Name)+" = ?")
+		}
+		sc.listWT = fmt.Sprintf("SELECT %s FROM %s WHERE %s", strings.Join(listWT, ", "),
+			cqltext.QuoteQualified(m.new.Keyspace, m.new.Name), strings.Join(where, " AND "))
+	}
 	return sc
+}
+
+// collectionTTL is the TTL to copy a collection with, from its elements' TTLs: none
+// (0) when any element has none, else the longest, so no element expires sooner than
+// in the source.
+func collectionTTL(ttls []*int) int {
+	longest := 0
+	for _, t := range ttls {
+		if t == nil || *t <= 0 {
+			return 0
+		}
+		longest = max(longest, *t)
+	}
+	return longest
+}
+
+// copiedLists returns, for the row being copied, which non-frozen list columns (value
+// column index) the new table already holds at the source's write time or later: a
+// second copy at the same timestamp would append the elements again, and an older copy
+// is shadowed anyway.
+func (m *Migration) copiedLists(ctx context.Context, sc scan, newKey []any, wts []*int64) (map[int]bool, error) {
+	need := false
+	for _, j := range sc.lists {
+		need = need || wts[j] != nil
+	}
+	if !need {
+		return nil, nil
+	}
+	have := make([]*int64, len(sc.lists))
+	dest := make([]any, len(have))
+	for i := range have {
+		dest[i] = &have[i]
+	}
+	err := m.s.Query(sc.listWT, newKey...).WithContext(ctx).Idempotent(true).Scan(dest...)
+	if errors.Is(err, gocql.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("keymigrate: read list write times in %s.%s: %w", m.new.Keyspace, m.new.Name, err)
+	}
+	var skip map[int]bool
+	for i, j := range sc.lists {
+		if wts[j] != nil && have[i] != nil && *have[i] >= *wts[j] {
+			if skip == nil {
+				skip = map[int]bool{}
+			}
+			skip[j] = true
+		}
+	}
+	return skip, nil
 }
 
 // copyRange copies one token range; check is called with each row's encoded new and old
@@ -352,13 +424,18 @@ func (m *Migration) copyRange(ctx context.Context, sc scan, c backfillConfig, r 
 	dest := make([]any, 0, sc.nKey+3*nVal)
 	vals := make([]any, len(sc.cols))
 	wts := make([]*int64, nVal)
-	ttls := make([]*int, nVal)
+	ttls := make([]*int, nVal)       // scalars
+	elemTTLs := make([][]*int, nVal) // collections
 	for i, col := range sc.cols {
 		vals[i] = col.Type.New()
 		dest = append(dest, vals[i])
 		if i >= sc.nKey {
 			j := i - sc.nKey
-			dest = append(dest, &wts[j], &ttls[j])
+			if col.Collection {
+				dest = append(dest, &wts[j], &elemTTLs[j])
+			} else {
+				dest = append(dest, &wts[j], &ttls[j])
+			}
 		}
 	}
 	var rows, writes int64
@@ -397,7 +474,12 @@ func (m *Migration) copyRange(ctx context.Context, sc scan, c backfillConfig, r 
 			iter.Close()
 			return rows, writes, err
 		}
-		// One INSERT per distinct (write time, TTL) among the row's cells.
+		skip, err := m.copiedLists(ctx, sc, newKey, wts)
+		if err != nil {
+			iter.Close()
+			return rows, writes, err
+		}
+		// One INSERT per distinct (write time, TTL) among the row's cells; TTL 0: none.
 		type stamp struct {
 			ts  int64
 			ttl int
@@ -405,11 +487,14 @@ func (m *Migration) copyRange(ctx context.Context, sc scan, c backfillConfig, r 
 		groups := map[stamp][]string{}
 		var order []stamp
 		for j := 0; j < nVal; j++ {
-			if wts[j] == nil {
+			if wts[j] == nil || skip[j] {
 				continue
 			}
 			st := stamp{ts: *wts[j]}
-			if ttls[j] != nil {
+			switch {
+			case sc.cols[sc.nKey+j].Collection:
+				st.ttl = collectionTTL(elemTTLs[j])
+			case ttls[j] != nil:
 				st.ttl = *ttls[j]
 			}
 			if _, ok := groups[st]; !ok {
@@ -417,7 +502,7 @@ func (m *Migration) copyRange(ctx context.Context, sc scan, c backfillConfig, r 
 			}
 			groups[st] = append(groups[st], sc.cols[sc.nKey+j].Name)
 		}
-		if len(order) == 0 {
+		if len(order) == 0 && len(skip) == 0 {
 			// Key-only row: no cell to take a write time from. Timestamp 1 makes the
 			// copy lose to anything written since.
 			order = append(order, stamp{ts: 1})
@@ -428,19 +513,36 @@ func (m *Migration) copyRange(ctx context.Context, sc scan, c backfillConfig, r 
 			for _, name := range groups[st] {
 				in[name] = true
 			}
+			list := false
 			for i, col := range sc.newCols {
 				switch {
 				case i < len(newKey):
 					args = append(args, newKey[i])
 				case in[col.Name]:
 					args = append(args, row[col.Name])
+					list = list || m.lists[col.Name]
 				default:
 					args = append(args, gocql.UnsetValue)
 				}
 			}
-			args = append(args, st.ts, st.ttl)
+			// UNSET, not 0, when there is no TTL to carry: an explicit 0 would override
+			// the new table's default_time_to_live; UNSET inherits it.
+			var ttl any = gocql.UnsetValue
+			if st.ttl > 0 {
+				ttl = st.ttl
+			}
+			args = append(args, st.ts, ttl)
 			// The timestamp is in the statement (USING TIMESTAMP): pinned by construction.
-			if err := m.policy.Query(ctx, m.s, st.ts, sc.insert, args...).Exec(m.policy); err != nil {
+			// A copy that carries a non-frozen list is sent once, never re-sent.
+			p := m.policy
+			if list {
+				p = m.listPolicy(retry.Statement{CQL: sc.insert, Values: args})
+			}
+			err := p.Query(ctx, m.s, st.ts, sc.insert, args...).Exec(p)
+			if list {
+				err = markNotIdempotent(err)
+			}
+			if err != nil {
 				iter.Close()
 				return rows, writes, fmt.Errorf("keymigrate: copy into %s.%s: %w", m.new.Keyspace, m.new.Name, err)
 			}
@@ -448,7 +550,7 @@ func (m *Migration) copyRange(ctx context.Context, sc scan, c backfillConfig, r 
 		}
 		rows++
 		for j := range wts {
-			wts[j], ttls[j] = nil, nil
+			wts[j], ttls[j], elemTTLs[j] = nil, nil, nil
 		}
 	}
 	if err := iter.Close(); err != nil {

@@ -5,19 +5,25 @@
 // A Migration ties an old and a new table (same non-key columns) and a Transform from an
 // old row to its new key. The stages:
 //
-//  1. Create the new table. Deploy writers that call DualWrite: every write goes to both
-//     tables with the SAME pinned timestamp, in one logged batch (both apply or neither,
-//     eventually; a logged batch, not two writes, so a crash between them cannot leave
-//     the tables disagreeing until the batchlog replays).
+//  1. Create the new table. Deploy writers that call DualWrite and DualDelete: every
+//     write and every delete goes to both tables with the SAME pinned timestamp, in one
+//     logged batch (both apply or neither, eventually; a logged batch, not two writes,
+//     so a crash between them cannot leave the tables disagreeing until the batchlog
+//     replays). A delete of the old table alone would leave the row in the new one, to
+//     come back at cut-over. Absent and nil values (typed nil pointers included) are
+//     bound as UNSET: the column is left as it is, never overwritten with NULL.
 //  2. Run Backfill. It scans the old table by token range, paged, with bounded
 //     concurrency and an optional throttle, transforms each key and writes each cell to
 //     the new table USING TIMESTAMP its original WRITETIME and with its remaining TTL.
 //     Because the copy carries the old timestamp, a newer dual-written value always
-//     wins: a backfill running late can never overwrite fresher data. Progress is
-//     checkpointed to a file after each range; a crashed backfill resumes from it, and
-//     re-copying a range is harmless.
+//     wins and a row DualDelete removed stays removed: a backfill running late can never
+//     overwrite fresher data or resurrect a row. A cell without a TTL is copied without
+//     one (UNSET), so the new table's default_time_to_live applies, as to any fresh
+//     write. Progress is checkpointed to a file after each range; a crashed backfill
+//     resumes from it, and re-copying a range is harmless (for lists, see below).
 //  3. Run Verify: row counts and a full (or sampled) value comparison after key
-//     transformation. It reports differences and never fixes anything by itself.
+//     transformation; NULL and a zero value (0, "", false) differ. It reports
+//     differences and never fixes anything by itself.
 //  4. Cut over: switch reads to the new table and watch them; stop dual writes (write
 //     only the new table); after a safety period, drop the old table. Keep dual writes
 //     on until reads have been switched everywhere, or a reader of the old table misses
@@ -25,4 +31,28 @@
 //
 // Two old rows mapping to one new key is an error (ErrDuplicateKey), reported, never
 // merged silently.
+//
+// # Non-frozen list columns
+//
+// Writing a whole non-frozen list is not idempotent, even at a pinned timestamp:
+// Cassandra keys each element by a TimeUUID from the server's clock, so a second write
+// of [1, 2] at the same timestamp leaves [1, 2, 1, 2]. (Frozen lists, sets, maps,
+// UDTs and tuples are overwritten whole and need nothing special.) For list columns
+// this package guarantees:
+//
+//   - A DualWrite or backfill copy that writes list elements is never re-sent after it
+//     may have applied: not retried by the policy, never put in an outbox. It is re-sent
+//     only after an error that says nothing was applied (Unavailable, Overloaded; when
+//     the policy recognises the list). When its outcome is unknown the error is an
+//     *retry.OutcomeUnknownError matching retry.ErrNotIdempotent: read the row before
+//     writing the list again.
+//   - Backfill copies a list cell only when the new table does not already hold that
+//     list at the source's write time or later (it reads the new row's MAXWRITETIME
+//     first, one extra read per row with a list). So re-running or resuming a backfill,
+//     or backfilling a row that was already dual-written, does not duplicate elements.
+//     This holds when that read sees earlier writes to the new table: the read and the
+//     writes must overlap in replicas (R + W > RF, e.g. QUORUM for both), and a
+//     copy whose outcome was unknown must have settled before the backfill is re-run.
+//   - The copy writes the whole list at its newest element's write time (MAXWRITETIME)
+//     with the longest of its elements' TTLs, or none when any element has none.
 package keymigrate

@@ -31,7 +31,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// 1. writers call m.DualWrite(ctx, row) from now on.
+	// 1. writers call m.DualWrite(ctx, row) and m.DualDelete(ctx, key) from now on.
 	// 2. copy what was there before, resumable:
 	if _, err := m.Backfill(ctx, keymigrate.WithCheckpoint("/var/lib/app/comments-19.json"), keymigrate.WithThrottle(5000)); err != nil {
 		log.Fatal(err)

@@ -5,6 +5,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/gocql/gocql"
 )
 
 func TestTokenRangesCoverTheRing(t *testing.T) {
@@ -56,5 +58,38 @@ func TestOptionsRejectBadValues(t *testing.T) {
 	}
 	if _, err := New(nil, "id", nil, nil, nil); err == nil {
 		t.Error("nil session accepted")
+	}
+}
+
+func TestAbsentAndNonEmpty(t *testing.T) {
+	var nilStr *string
+	s := "x"
+	for _, tc := range []struct {
+		v                any
+		absent, nonEmpty bool
+	}{
+		{nil, true, false}, {gocql.UnsetValue, true, false}, {nilStr, true, false}, {(*int)(nil), true, false},
+		{[]int(nil), true, false}, {map[string]int(nil), true, false},
+		{&s, false, true}, {"", false, true}, {0, false, true}, {false, false, true},
+		{[]int{}, false, false}, {[]int{1}, false, true}, {&[]int{}, false, false}, {[2]int{}, false, true},
+	} {
+		if got := absent(tc.v); got != tc.absent {
+			t.Errorf("absent(%#v) = %v", tc.v, got)
+		}
+		if got := nonEmpty(tc.v); got != tc.nonEmpty {
+			t.Errorf("nonEmpty(%#v) = %v", tc.v, got)
+		}
+	}
+}
+
+func TestCollectionTTL(t *testing.T) {
+	n := func(v int) *int { return &v }
+	for _, tc := range []struct {
+		in   []*int
+		want int
+	}{{nil, 0}, {[]*int{n(300)}, 300}, {[]*int{n(100), n(300)}, 300}, {[]*int{n(300), nil}, 0}, {[]*int{n(0), n(5)}, 0}} {
+		if got := collectionTTL(tc.in); got != tc.want {
+			t.Errorf("collectionTTL(%v) = %d, want %d", tc.in, got, tc.want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -35,10 +36,16 @@ type Migration struct {
 	transform Transform
 	clock     *clientid.Clock
 	policy    *retry.Policy
+	// once sends a write that carries a non-frozen list when policy judges it repeatable
+	// (it cannot see the column type): one attempt, no outbox. See listPolicy.
+	once *retry.Policy
 
 	values  []string // non-key columns, shared by both tables, sorted
-	dualOld string   // INSERT into old with all columns, USING TIMESTAMP ?
+	lists   map[string]bool
+	dualOld string // INSERT into old with all columns, USING TIMESTAMP ?
 	dualNew string
+	delOld  string // DELETE FROM old USING TIMESTAMP ? WHERE <primary key>
+	delNew  string
 }
 
 // Option configures a Migration.
@@ -102,9 +109,25 @@ func New(s *gocql.Session, id string, old, new *overwrite.Table, transform Trans
 			return nil, err
 		}
 	}
+	m.once = retry.NewPolicy(retry.WithPolicy(m.policy), retry.WithMaxAttempts(1), retry.WithOutbox(nil))
+	m.lists = map[string]bool{}
+	for _, c := range oldVals {
+		if isList(c) {
+			m.lists[c.Name] = true
+		}
+	}
 	m.dualOld = insertAll(old)
 	m.dualNew = insertAll(new)
+	m.delOld = deleteRow(old)
+	m.delNew = deleteRow(new)
 	return m, nil
+}
+
+// isList reports a non-frozen list: whole-list assignment of one is not idempotent
+// (Cassandra keys each element by a TimeUUID from the server's clock, so a repeat at
+// the same timestamp appends a second copy).
+func isList(c overwrite.Column) bool {
+	return c.Collection && c.Type != nil && c.Type.Type() == gocql.TypeList
 }
 
 // valueColumns are the regular and static columns, by name.
@@ -133,6 +156,14 @@ func insertAll(t *overwrite.Table) string {
 		strings.Join(q, ", "), strings.Join(marks, ", "))
 }
 
+func deleteRow(t *overwrite.Table) string {
+	var where []string
+	for _, c := range t.KeyColumns() {
+		where = append(where, cqltext.Quote(c.Name)+" = ?")
+	}
+	return fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE %s", cqltext.QuoteQualified(t.Keyspace, t.Name), strings.Join(where, " AND "))
+}
+
 // newKey applies the transform and validates its result against the new table's key.
 func (m *Migration) newKey(old map[string]any) ([]any, error) {
 	nk, err := m.transform(old)
@@ -151,6 +182,74 @@ func (m *Migration) newKey(old map[string]any) ([]any, error) {
 	return vals, nil
 }
 
+// absent reports "no value": nil, UNSET, or a nil pointer, slice, map or interface. Such
+// values are bound as UNSET, never NULL: NULL would write a tombstone.
+func absent(v any) bool {
+	if v == nil || v == gocql.UnsetValue {
+		return true
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
+}
+
+// nonEmpty reports whether a value given for a list column writes elements: anything
+// but an absent value or an empty slice or array (which only clears the list).
+func nonEmpty(v any) bool {
+	if absent(v) {
+		return false
+	}
+	rv := reflect.ValueOf(v)
+	for rv.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return false
+		}
+		rv = rv.Elem()
+	}
+	switch rv.Kind() {
+	case reflect.Slice, reflect.Array:
+		return rv.Len() > 0
+	}
+	return true // a Marshaler or other form: assume it writes elements
+}
+
+// carriesList reports whether a row writes elements into a non-frozen list column.
+func (m *Migration) carriesList(row map[string]any) bool {
+	for name := range m.lists {
+		if nonEmpty(row[name]) {
+			return true
+		}
+	}
+	return false
+}
+
+// listPolicy returns the policy for a write that carries a non-frozen list (a repeat
+// would append the elements again): m.policy when it judges the write not repeatable
+// itself — it then re-sends only what was certainly not applied — else m.once, which
+// never re-sends.
+func (m *Migration) listPolicy(stmts ...retry.Statement) *retry.Policy {
+	for _, st := range stmts {
+		if !m.policy.Repeatable(m.new.Keyspace, st.CQL, st.Values).Idempotent {
+			return m.policy
+		}
+	}
+	return m.once
+}
+
+// markNotIdempotent marks the unknown outcome of a write that carries a non-frozen list
+// (sent through m.once) as not idempotent, whatever the statement text let the policy
+// judge: re-applying its statements would duplicate the list.
+func markNotIdempotent(err error) error {
+	var ou *retry.OutcomeUnknownError
+	if errors.As(err, &ou) {
+		ou.Idempotent = false
+	}
+	return err
+}
+
 // rowArgs orders a row's values for insertAll(t): every column, absent ones UNSET.
 func rowArgs(t *overwrite.Table, row map[string]any, key []any) []any {
 	cols := t.Columns()
@@ -162,7 +261,7 @@ func rowArgs(t *overwrite.Table, row map[string]any, key []any) []any {
 			continue
 		}
 		v, ok := row[c.Name]
-		if !ok || v == nil {
+		if !ok || absent(v) {
 			args[i] = gocql.UnsetValue
 			continue
 		}
@@ -171,9 +270,15 @@ func rowArgs(t *overwrite.Table, row map[string]any, key []any) []any {
 	return args
 }
 
-// DualWrite writes row (column → value; absent or nil columns are left untouched, never
-// written as NULL) to the old table and, under its transformed key, to the new table, in
-// one logged batch with the same pinned timestamp. Retries re-send the same timestamp.
+// DualWrite writes row (column → value; absent or nil columns, typed nil pointers
+// included, are left untouched, never written as NULL) to the old table and, under its
+// transformed key, to the new table, in one logged batch with the same pinned
+// timestamp, which it returns. Retries re-send the same timestamp.
+//
+// A row that writes elements into a non-frozen list column is sent once and never
+// retried (a repeat would duplicate the list): when its outcome is unknown the error is
+// an *retry.OutcomeUnknownError that matches retry.ErrNotIdempotent. Read the row
+// before writing it again.
 func (m *Migration) DualWrite(ctx context.Context, row map[string]any) (int64, error) {
 	if _, err := m.old.KeyValues(row); err != nil {
 		return 0, err
@@ -189,10 +294,51 @@ func (m *Migration) DualWrite(ctx context.Context, row map[string]any) (int64, e
 	}
 	ts := m.clock.Next()
 	b := m.s.NewBatch(gocql.LoggedBatch)
-	b.Query(m.dualOld, append(rowArgs(m.old, row, nil), ts)...)
-	b.Query(m.dualNew, append(rowArgs(m.new, row, key), ts)...)
-	if err := m.policy.ExecBatchAt(ctx, m.s, b, ts); err != nil {
+	oldArgs := append(rowArgs(m.old, row, nil), ts)
+	newArgs := append(rowArgs(m.new, row, key), ts)
+	b.Query(m.dualOld, oldArgs...)
+	b.Query(m.dualNew, newArgs...)
+	if m.carriesList(row) {
+		p := m.listPolicy(retry.Statement{CQL: m.dualOld, Values: oldArgs}, retry.Statement{CQL: m.dualNew, Values: newArgs})
+		err = markNotIdempotent(p.ExecBatchAt(ctx, m.s, b, ts))
+	} else {
+		err = m.policy.ExecBatchAt(ctx, m.s, b, ts)
+	}
+	if err != nil {
 		return ts, fmt.Errorf("keymigrate: dual write: %w", err)
+	}
+	return ts, nil
+}
+
+// DualDelete deletes a row from the old table and, under its transformed key, from the
+// new one, in one logged batch with one pinned timestamp, which it returns. Use it
+// instead of deleting from the old table alone while dual writes are on: a row deleted
+// only there lives on in the new table and comes back at cut-over.
+//
+// row holds the old table's primary key and every other column the Transform reads. A
+// row with clustering columns is deleted as a row (static columns stay); without, the
+// partition is deleted. The delete is idempotent and retried. A backfill copy of the
+// row carries the source's older WRITETIME, so it never resurrects a deleted row.
+func (m *Migration) DualDelete(ctx context.Context, row map[string]any) (int64, error) {
+	oldKey, err := m.old.KeyValues(row)
+	if err != nil {
+		return 0, fmt.Errorf("keymigrate: dual delete: %w", err)
+	}
+	for name := range row {
+		if _, ok := m.old.Column(name); !ok {
+			return 0, fmt.Errorf("keymigrate: %s.%s has no column %q", m.old.Keyspace, m.old.Name, name)
+		}
+	}
+	newKey, err := m.newKey(row)
+	if err != nil {
+		return 0, err
+	}
+	ts := m.clock.Next()
+	b := m.s.NewBatch(gocql.LoggedBatch)
+	b.Query(m.delOld, append([]any{ts}, oldKey...)...)
+	b.Query(m.delNew, append([]any{ts}, newKey...)...)
+	if err := m.policy.ExecBatchAt(ctx, m.s, b, ts); err != nil {
+		return ts, fmt.Errorf("keymigrate: dual delete: %w", err)
 	}
 	return ts, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/gocql/gocql"
@@ -64,9 +65,10 @@ func WithSample(n int) VerifyOption {
 }
 
 // Verify counts the rows of both tables and compares old rows' values with the new rows
-// under their transformed keys (all of them, or a sample). It reports; it never fixes.
-// Run it after the backfill with dual writes on: a row updated between the two reads can
-// show as different and should be re-checked.
+// under their transformed keys (all of them, or a sample). NULL and a zero value (0,
+// "", false, an empty frozen collection) are different values. It reports; it never
+// fixes. Run it after the backfill with dual writes on: a row updated between the two
+// reads can show as different and should be re-checked.
 func (m *Migration) Verify(ctx context.Context, opts ...VerifyOption) (Report, error) {
 	c := verifyConfig{every: 1, ranges: 64}
 	for _, o := range opts {
@@ -75,20 +77,46 @@ func (m *Migration) Verify(ctx context.Context, opts ...VerifyOption) (Report, e
 		}
 	}
 	var rep Report
-	oldSel := selectAll(m.old)
+	keyCols := m.old.KeyColumns()
+	oldCols := slices.Clone(keyCols)
+	for _, name := range m.values {
+		col, _ := m.old.Column(name)
+		oldCols = append(oldCols, col)
+	}
+	newVals := make([]overwrite.Column, len(m.values))
+	for i, name := range m.values {
+		newVals[i], _ = m.new.Column(name)
+	}
+	oldSel := selectColumns(m.old, oldCols)
 	newCount := countQuery(m.new)
 	newRead := readByKey(m.new, m.values)
+	oldDest, oldVal := nullableDest(oldCols)
+	newDest, newVal := nullableDest(newVals)
+	if len(m.values) == 0 { // readByKey selects the first key column
+		newDest, newVal = nullableDest(m.new.KeyColumns()[:1])
+	}
 	for r := 0; r < c.ranges; r++ {
 		lo, hi := tokenRange(r, c.ranges)
-		iter := m.s.Query(oldSel, lo, hi).WithContext(ctx).PageSize(1000).Iter()
-		for {
-			row := map[string]any{}
-			if !iter.MapScan(row) {
-				break
-			}
+		iter := m.s.Query(oldSel, lo, hi).WithContext(ctx).PageSize(1000).Idempotent(true).Iter()
+		for iter.Scan(oldDest...) {
 			rep.OldRows++
 			if (rep.OldRows-1)%int64(c.every) != 0 {
 				continue
+			}
+			// The transform sees what Backfill gives it: key and non-null columns.
+			row := map[string]any{}
+			oldKey := make([]any, 0, len(keyCols))
+			oldVals := map[string]any{}
+			for i, col := range oldCols {
+				v := oldVal(i)
+				if i < len(keyCols) {
+					oldKey = append(oldKey, v)
+				} else {
+					oldVals[col.Name] = v
+				}
+				if v != nil {
+					row[col.Name] = v
+				}
 			}
 			newKey, err := m.newKey(row)
 			if err != nil {
@@ -96,19 +124,10 @@ func (m *Migration) Verify(ctx context.Context, opts ...VerifyOption) (Report, e
 				return rep, err
 			}
 			rep.Checked++
-			scanned := map[string]any{}
-			err = m.s.Query(newRead, newKey...).WithContext(ctx).MapScan(scanned)
+			err = m.s.Query(newRead, newKey...).WithContext(ctx).Idempotent(true).Scan(newDest...)
 			got := map[string]any{}
-			for _, name := range m.values {
-				got[name] = scanned[name]
-			}
-			oldVals := map[string]any{}
-			for _, name := range m.values {
-				oldVals[name] = row[name]
-			}
-			oldKey := make([]any, 0)
-			for _, col := range m.old.KeyColumns() {
-				oldKey = append(oldKey, row[col.Name])
+			for i, name := range m.values {
+				got[name] = newVal(i)
 			}
 			switch {
 			case errors.Is(err, gocql.ErrNotFound):
@@ -117,7 +136,7 @@ func (m *Migration) Verify(ctx context.Context, opts ...VerifyOption) (Report, e
 			case err != nil:
 				iter.Close()
 				return rep, fmt.Errorf("keymigrate: verify read: %w", err)
-			case !reflect.DeepEqual(normalize(oldVals), normalize(got)):
+			case !reflect.DeepEqual(oldVals, got):
 				rep.Different++
 				rep.add(Diff{Kind: "different", OldKey: oldKey, NewKey: newKey, Old: oldVals, New: got})
 			}
@@ -134,24 +153,27 @@ func (m *Migration) Verify(ctx context.Context, opts ...VerifyOption) (Report, e
 	return rep, nil
 }
 
+// nullableDest returns scan destinations for cols that keep NULL apart from zero values
+// (gocql scans NULL into a **T as a nil *T, into a *T as T's zero value), and a getter
+// for column i's value: nil for NULL, else the value.
+func nullableDest(cols []overwrite.Column) ([]any, func(i int) any) {
+	dest := make([]any, len(cols))
+	for i, c := range cols {
+		dest[i] = reflect.New(reflect.TypeOf(c.Type.New())).Interface()
+	}
+	return dest, func(i int) any {
+		p := reflect.ValueOf(dest[i]).Elem() // the *T
+		if p.IsNil() {
+			return nil
+		}
+		return p.Elem().Interface()
+	}
+}
+
 func (r *Report) add(d Diff) {
 	if len(r.Diffs) < 100 {
 		r.Diffs = append(r.Diffs, d)
 	}
-}
-
-// normalize makes nil and empty values compare equal (MapScan returns zero values for
-// nulls on one side and typed nils on the other).
-func normalize(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		rv := reflect.ValueOf(v)
-		if v == nil || rv.IsZero() || ((rv.Kind() == reflect.Slice || rv.Kind() == reflect.Map) && rv.Len() == 0) {
-			continue
-		}
-		out[k] = v
-	}
-	return out
 }
 
 func partitionTokens(t *overwrite.Table) string {
@@ -162,9 +184,13 @@ func partitionTokens(t *overwrite.Table) string {
 	return "token(" + strings.Join(pk, ", ") + ")"
 }
 
-func selectAll(t *overwrite.Table) string {
+func selectColumns(t *overwrite.Table, cols []overwrite.Column) string {
+	sel := make([]string, len(cols))
+	for i, c := range cols {
+		sel[i] = cqltext.Quote(c.Name)
+	}
 	tok := partitionTokens(t)
-	return fmt.Sprintf("SELECT * FROM %s WHERE %s > ? AND %s <= ?", cqltext.QuoteQualified(t.Keyspace, t.Name), tok, tok)
+	return fmt.Sprintf("SELECT %s FROM %s WHERE %s > ? AND %s <= ?", strings.Join(sel, ", "), cqltext.QuoteQualified(t.Keyspace, t.Name), tok, tok)
 }
 
 func countQuery(t *overwrite.Table) string {
