@@ -2,6 +2,7 @@ package retry
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/binary"
@@ -12,6 +13,8 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -21,28 +24,84 @@ import (
 // ErrOutboxValue is returned by Outbox.Append for a bound value it cannot store.
 var ErrOutboxValue = errors.New("retry: outbox cannot store value")
 
-// Outbox is a local, append-only file of idempotent writes whose outcome stayed unknown,
-// kept to be replayed later with their original timestamps. Because each write is
-// idempotent and re-sent with the timestamp it was first pinned to, replaying it any
-// number of times has the effect of applying it once, and it never overwrites a newer
-// write.
+// ErrOutboxLocked is returned by OpenOutbox when another Outbox (in this or another
+// process) has the file open.
+var ErrOutboxLocked = errors.New("retry: outbox is open elsewhere")
+
+// ErrOutboxCorrupt is matched by *OutboxCorruptError.
+var ErrOutboxCorrupt = errors.New("retry: outbox file is corrupt")
+
+// OutboxCorruptError is returned by OpenOutbox when the file holds a damaged record that
+// is not a torn tail (intact data follows it). The file is left untouched: cutting it
+// there would discard the records after the damage.
+type OutboxCorruptError struct {
+	Path   string
+	Offset int64 // of the first damaged record
+}
+
+func (e *OutboxCorruptError) Error() string {
+	return fmt.Sprintf("retry: outbox %s is corrupt at offset %d (not a torn tail: data follows)", e.Path, e.Offset)
+}
+
+// Is makes errors.Is(err, ErrOutboxCorrupt) true.
+func (e *OutboxCorruptError) Is(target error) bool { return target == ErrOutboxCorrupt }
+
+// Outbox is a local file of idempotent writes whose outcome stayed unknown, kept to be
+// replayed later with their original timestamps. Because each write is idempotent and
+// re-sent with the timestamp it was first pinned to, replaying it any number of times
+// has the effect of applying it once, and it never overwrites a newer write.
+//
+// Only idempotent writes are stored, and Replay checks again. Append refuses a write
+// marked not idempotent (the Policy's verdict, made with its schema and the bound
+// values) and a COUNTER batch. Replay judges each record anew with the Policy it is
+// given, the record's values and the schema (the Policy's, else the session's), and
+// never sends one that is not idempotent — counters, list appends, LWTs, server-side
+// functions, whole-list assignment of a non-frozen list (a repeat duplicates the
+// elements) — however it got into the file; it stays pending. (Append does not
+// re-judge without schema: that would refuse writes such as set additions that the
+// Policy, knowing the column types, rightly stored.)
+//
+// Batches are replayed with the type they were recorded with (BatchType). A batch whose
+// type is not known (records written before the type was stored; an
+// OutcomeUnknownError built by hand, whose zero BatchType is LoggedBatch) is replayed
+// LOGGED: if the original was logged its atomicity is kept; if it was unlogged the end
+// state is the same (Cassandra skips the batch log for a single-partition batch).
 //
 // Each record is length-prefixed and CRC-32C checked, and Append fsyncs before it
-// returns. A crash in the middle of an append leaves a torn tail, which Open detects
-// and cuts off: records appended before it are intact.
+// returns. A crash in the middle of an append leaves a torn tail, which OpenOutbox
+// detects and cuts off: records appended before it are intact. Damage followed by intact
+// data is not cut: OpenOutbox returns an *OutboxCorruptError.
+//
+// One Outbox at a time may have a file open: OpenOutbox takes an exclusive lock (flock
+// on path+".lock", on Unix) held until Close, so another process or a second
+// OpenOutbox gets ErrOutboxLocked. Where flock is unavailable the caller must ensure it.
+// Within the process an Outbox is safe for concurrent use, and records appended while
+// Replay runs are kept.
 //
 // Stored values: nil, gocql.UnsetValue, bool, string, []byte, all int and uint sizes,
 // float32/64, time.Time, time.Duration and gocql.UUID. Anything else is refused.
 type Outbox struct {
-	mu   sync.Mutex
+	replayMu sync.Mutex // one Replay at a time: each rewrites the file
+
+	mu   sync.Mutex // guards f and size
 	path string
 	f    *os.File
+	size int64 // end of the last intact record: where the next append goes
+	lock io.Closer
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+const (
+	recordHeader = 8 // payload length, CRC-32C of the payload (big-endian uint32 each)
+	maxRecord    = 64 << 20
+)
+
 type outboxRecord struct {
-	Batch      bool         `json:"batch,omitempty"`
+	Batch bool `json:"batch,omitempty"`
+	// Type is the batch type: "logged", "unlogged" or "counter"; empty for a single
+	// statement and in records written before it was stored (replayed LOGGED).
+	Type       string       `json:"type,omitempty"`
 	Timestamp  int64        `json:"ts"`
 	Statements []outboxStmt `json:"stmts"`
 	Recorded   time.Time    `json:"recorded"`
@@ -59,29 +118,54 @@ type outboxValue struct {
 	V string `json:"v,omitempty"`
 }
 
-// OpenOutbox opens (creating) the outbox file at path and cuts off a torn tail.
+// rawRecord is one framed record as found in the file.
+type rawRecord struct{ payload []byte }
+
+func (r rawRecord) size() int64 { return recordHeader + int64(len(r.payload)) }
+
+// OpenOutbox opens (creating) the outbox file at path, locks it, and cuts off a torn
+// tail.
 func OpenOutbox(path string) (*Outbox, error) {
+	lock, err := lockOutbox(path + ".lock")
+	if err != nil {
+		return nil, err
+	}
+	// A temporary file left by a Replay that crashed before its rename: the outbox file
+	// itself is still complete.
+	_ = os.Remove(path + ".tmp")
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
+		lock.Close()
 		return nil, fmt.Errorf("retry: open outbox: %w", err)
 	}
-	_, good, err := readRecords(f)
+	fail := func(err error) (*Outbox, error) {
+		f.Close()
+		lock.Close()
+		return nil, err
+	}
+	st, err := f.Stat()
 	if err != nil {
-		f.Close()
-		return nil, err
+		return fail(fmt.Errorf("retry: open outbox: %w", err))
 	}
-	if err := f.Truncate(good); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("retry: outbox: cut torn tail: %w", err)
+	_, good, torn, err := scanRecords(f, st.Size())
+	if err != nil {
+		return fail(fmt.Errorf("retry: read outbox: %w", err))
 	}
-	if _, err := f.Seek(good, io.SeekStart); err != nil {
-		f.Close()
-		return nil, err
+	if good < st.Size() {
+		if !torn {
+			return fail(&OutboxCorruptError{Path: path, Offset: good})
+		}
+		if err := f.Truncate(good); err != nil {
+			return fail(fmt.Errorf("retry: outbox: cut torn tail: %w", err))
+		}
+		if err := f.Sync(); err != nil {
+			return fail(fmt.Errorf("retry: outbox fsync: %w", err))
+		}
 	}
-	return &Outbox{path: path, f: f}, nil
+	return &Outbox{path: path, f: f, size: good, lock: lock}, nil
 }
 
-// Close closes the file.
+// Close closes the file and releases its lock.
 func (o *Outbox) Close() error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -90,163 +174,399 @@ func (o *Outbox) Close() error {
 	}
 	err := o.f.Close()
 	o.f = nil
+	if lerr := o.lock.Close(); err == nil {
+		err = lerr
+	}
 	return err
 }
 
-// Append durably records a write whose outcome is unknown. Non-idempotent writes are
-// refused (ErrNotIdempotent): replaying them could apply them twice.
+// Append durably records a write whose outcome is unknown. Writes that are not
+// idempotent — marked so, or a COUNTER batch — are refused (ErrNotIdempotent):
+// replaying them could apply them twice.
 func (o *Outbox) Append(e *OutcomeUnknownError) error {
 	if e == nil {
 		return errors.New("retry: outbox: nil record")
 	}
-	if !e.Idempotent {
-		return fmt.Errorf("%w: outbox refuses it", ErrNotIdempotent)
-	}
-	rec := outboxRecord{Batch: e.Batch, Timestamp: e.Timestamp, Recorded: time.Now().UTC()}
-	if e.Err != nil {
-		rec.Err = e.Err.Error()
-	}
-	for _, s := range e.Statements {
-		os := outboxStmt{CQL: s.CQL}
-		for _, v := range s.Values {
-			ev, err := encodeValue(v)
-			if err != nil {
-				return err
-			}
-			os.Values = append(os.Values, ev)
-		}
-		rec.Statements = append(rec.Statements, os)
+	rec, err := encodeRecord(e)
+	if err != nil {
+		return err
 	}
 	payload, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("retry: outbox: %w", err)
 	}
-	buf := make([]byte, 8, 8+len(payload))
-	binary.BigEndian.PutUint32(buf[0:4], uint32(len(payload)))
-	binary.BigEndian.PutUint32(buf[4:8], crc32.Checksum(payload, castagnoli))
-	buf = append(buf, payload...)
+	if len(payload) > maxRecord {
+		return fmt.Errorf("retry: outbox: record of %d bytes is over the %d limit", len(payload), maxRecord)
+	}
+	buf := frame(payload)
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.f == nil {
 		return errors.New("retry: outbox is closed")
 	}
-	if _, err := o.f.Write(buf); err != nil {
+	if _, err := o.f.WriteAt(buf, o.size); err != nil {
+		o.cutBack()
 		return fmt.Errorf("retry: outbox append: %w", err)
 	}
 	if err := o.f.Sync(); err != nil {
+		o.cutBack()
 		return fmt.Errorf("retry: outbox fsync: %w", err)
 	}
+	o.size += int64(len(buf))
 	return nil
+}
+
+// cutBack removes what a failed append may have left past o.size, so the next append
+// does not land behind a torn record (which would hide it from every later read).
+func (o *Outbox) cutBack() {
+	if o.f.Truncate(o.size) == nil {
+		_ = o.f.Sync()
+	}
+}
+
+func frame(payload []byte) []byte {
+	buf := make([]byte, recordHeader, recordHeader+len(payload))
+	binary.BigEndian.PutUint32(buf[0:4], uint32(len(payload)))
+	binary.BigEndian.PutUint32(buf[4:8], crc32.Checksum(payload, castagnoli))
+	return append(buf, payload...)
+}
+
+// encodeRecord checks e is safe to replay and converts it to its stored form.
+func encodeRecord(e *OutcomeUnknownError) (outboxRecord, error) {
+	if !e.Idempotent {
+		return outboxRecord{}, fmt.Errorf("%w: outbox refuses it", ErrNotIdempotent)
+	}
+	if err := replayable(e, e.BatchType); err != nil {
+		return outboxRecord{}, err
+	}
+	rec := outboxRecord{Batch: e.Batch, Timestamp: e.Timestamp, Recorded: time.Now().UTC()}
+	if e.Batch {
+		rec.Type = batchTypeName[e.BatchType] // zero value LoggedBatch: the safe type when unset
+	}
+	if e.Err != nil {
+		rec.Err = e.Err.Error()
+	}
+	for _, s := range e.Statements {
+		st := outboxStmt{CQL: s.CQL}
+		for _, v := range s.Values {
+			ev, err := encodeValue(v)
+			if err != nil {
+				return outboxRecord{}, err
+			}
+			st.Values = append(st.Values, ev)
+		}
+		rec.Statements = append(rec.Statements, st)
+	}
+	return rec, nil
+}
+
+var batchTypeName = map[gocql.BatchType]string{
+	gocql.LoggedBatch:   "logged",
+	gocql.UnloggedBatch: "unlogged",
+	gocql.CounterBatch:  "counter",
+}
+
+// decodeRecord parses a stored record back into the write it describes and its batch
+// type (LoggedBatch when not recorded).
+func decodeRecord(payload []byte) (*OutcomeUnknownError, gocql.BatchType, error) {
+	var r outboxRecord
+	if err := json.Unmarshal(payload, &r); err != nil {
+		return nil, 0, fmt.Errorf("retry: outbox: bad record: %w", err)
+	}
+	typ := gocql.LoggedBatch
+	switch r.Type {
+	case "", "logged":
+	case "unlogged":
+		typ = gocql.UnloggedBatch
+	case "counter":
+		typ = gocql.CounterBatch
+	default:
+		return nil, 0, fmt.Errorf("retry: outbox: unknown batch type %q", r.Type)
+	}
+	e := &OutcomeUnknownError{Batch: r.Batch, Timestamp: r.Timestamp, Idempotent: true}
+	if r.Batch {
+		e.BatchType = typ
+	}
+	if r.Err != "" {
+		e.Err = errors.New(r.Err)
+	}
+	for _, s := range r.Statements {
+		st := Statement{CQL: s.CQL}
+		for _, v := range s.Values {
+			dv, err := decodeValue(v)
+			if err != nil {
+				return nil, 0, err
+			}
+			st.Values = append(st.Values, dv)
+		}
+		e.Statements = append(e.Statements, st)
+	}
+	return e, typ, nil
+}
+
+// snapshot returns the records in the file and the offset they end at.
+func (o *Outbox) snapshot() ([]rawRecord, int64, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.f == nil {
+		return nil, 0, errors.New("retry: outbox is closed")
+	}
+	recs, good, _, err := scanRecords(io.NewSectionReader(o.f, 0, o.size), o.size)
+	if err != nil {
+		return nil, 0, fmt.Errorf("retry: read outbox: %w", err)
+	}
+	if good != o.size {
+		return nil, 0, &OutboxCorruptError{Path: o.path, Offset: good}
+	}
+	return recs, good, nil
 }
 
 // Pending returns the recorded writes, oldest first.
 func (o *Outbox) Pending() ([]*OutcomeUnknownError, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.f == nil {
-		return nil, errors.New("retry: outbox is closed")
-	}
-	recs, _, err := readRecords(o.f)
+	recs, _, err := o.snapshot()
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*OutcomeUnknownError, 0, len(recs))
 	for _, r := range recs {
-		e := &OutcomeUnknownError{Batch: r.Batch, Timestamp: r.Timestamp, Idempotent: true}
-		if r.Err != "" {
-			e.Err = errors.New(r.Err)
-		}
-		for _, s := range r.Statements {
-			st := Statement{CQL: s.CQL}
-			for _, v := range s.Values {
-				dv, err := decodeValue(v)
-				if err != nil {
-					return nil, err
-				}
-				st.Values = append(st.Values, dv)
-			}
-			e.Statements = append(e.Statements, st)
+		e, _, err := decodeRecord(r.payload)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, e)
 	}
 	return out, nil
 }
 
-// Replay re-applies every recorded write with its original timestamp, through p's
-// retries, and empties the outbox when all succeeded. It returns how many were applied.
-// On the first failure it stops and keeps the outbox as it is: a later Replay re-sends
-// everything, which is harmless (same statements, same timestamps).
+// Replay re-applies the recorded writes, oldest first, each with its original timestamp
+// and batch type, through p's retries (a nil p is NewPolicy()), and removes the ones
+// applied. It returns how many were applied.
+//
+// A record Replay will not send stays in the outbox and is reported in the error, and
+// Replay goes on with the next: one that p classifies not idempotent or a COUNTER batch
+// (errors.Is ErrNotIdempotent), or one it cannot decode. On the first write that fails
+// (or when ctx is done) it stops, keeping that record and the rest: a later Replay
+// re-sends them, which is harmless (same statements, same timestamps).
+//
+// Records appended while Replay runs are kept: Replay only removes records it applied.
+//
+// Records do not store a keyspace: statements that name none run in s's keyspace, so
+// replay with a session on the keyspace the writes were made in.
 func (o *Outbox) Replay(ctx context.Context, s *gocql.Session, p *Policy) (int, error) {
+	if s == nil {
+		return 0, errors.New("retry: outbox replay: nil session")
+	}
 	if p == nil {
 		p = NewPolicy()
 	}
-	pending, err := o.Pending()
-	if err != nil {
-		return 0, err
-	}
-	for i, e := range pending {
+	return o.replay(ctx, func(ctx context.Context, e *OutcomeUnknownError, typ gocql.BatchType) error {
+		// Judged again here, with its values and the schema (the Policy's, else the
+		// session's), whatever the record says: it may come from an older version or a
+		// hand edit, and a repeat of a non-idempotent write (a non-frozen list
+		// assignment duplicates the elements) is exactly what replay must not do.
 		if e.Batch {
-			b := s.NewBatch(gocql.UnloggedBatch)
+			b := s.NewBatch(typ)
 			for _, st := range e.Statements {
 				b.Query(st.CQL, st.Values...)
 			}
-			pb := p.PinBatch(ctx, b, e.Timestamp)
-			err = s.ExecuteBatch(pb.Batch)
-		} else if len(e.Statements) == 1 {
-			pq := p.Pin(ctx, s.Query(e.Statements[0].CQL, e.Statements[0].Values...), e.Timestamp)
-			err = pq.Query.Exec()
+			pb := p.pinBatch(ctx, s, b, e.Timestamp)
+			if !pb.Verdict.Idempotent {
+				return fmt.Errorf("%w: %v", ErrNotIdempotent, pb.Verdict.Reasons)
+			}
+			return s.ExecuteBatch(pb.Batch)
 		}
-		if err != nil {
-			return i, fmt.Errorf("retry: outbox replay %d of %d: %w", i+1, len(pending), err)
+		st := e.Statements[0]
+		pq := p.Query(ctx, s, e.Timestamp, st.CQL, st.Values...)
+		if !pq.Verdict.Idempotent {
+			return fmt.Errorf("%w: %v", ErrNotIdempotent, pq.Verdict.Reasons)
 		}
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if err := o.f.Truncate(0); err != nil {
-		return len(pending), err
-	}
-	if _, err := o.f.Seek(0, io.SeekStart); err != nil {
-		return len(pending), err
-	}
-	return len(pending), o.f.Sync()
+		return pq.Query.Exec()
+	})
 }
 
-// readRecords reads records from the start of f and returns them with the offset just
-// past the last intact one.
-func readRecords(f *os.File) ([]outboxRecord, int64, error) {
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return nil, 0, err
+// applyFunc sends one record. It returns an error matching ErrNotIdempotent, without
+// sending anything, for a record it refuses.
+type applyFunc func(ctx context.Context, e *OutcomeUnknownError, typ gocql.BatchType) error
+
+func (o *Outbox) replay(ctx context.Context, apply applyFunc) (int, error) {
+	o.replayMu.Lock()
+	defer o.replayMu.Unlock()
+	recs, end, err := o.snapshot()
+	if err != nil {
+		return 0, err
 	}
-	r := bufio.NewReader(f)
-	var recs []outboxRecord
-	var good int64
-	var hdr [8]byte
-	for {
-		if _, err := io.ReadFull(r, hdr[:]); err != nil {
-			break // EOF or torn header
+	var errs []error
+	var keep []rawRecord
+	applied := 0
+	for i, r := range recs {
+		fail := func(err error) {
+			errs = append(errs, fmt.Errorf("retry: outbox replay %d of %d: %w", i+1, len(recs), err))
 		}
-		n := binary.BigEndian.Uint32(hdr[0:4])
-		if n > 64<<20 {
+		if err := ctx.Err(); err != nil {
+			fail(err)
+			keep = append(keep, recs[i:]...)
 			break
+		}
+		e, typ, err := decodeRecord(r.payload)
+		if err == nil {
+			err = replayable(e, typ)
+		}
+		if err == nil {
+			err = apply(ctx, e, typ)
+			if err != nil && !errors.Is(err, ErrNotIdempotent) {
+				fail(err)
+				keep = append(keep, recs[i:]...)
+				break
+			}
+		}
+		if err != nil {
+			fail(err)
+			keep = append(keep, r)
+			continue
+		}
+		applied++
+	}
+	if applied > 0 {
+		if err := o.rewrite(keep, end); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return applied, errors.Join(errs...)
+}
+
+// replayable refuses a record that must not be sent again (Append stores none, Replay
+// sends none).
+func replayable(e *OutcomeUnknownError, typ gocql.BatchType) error {
+	if len(e.Statements) == 0 || (!e.Batch && len(e.Statements) != 1) {
+		return fmt.Errorf("retry: outbox: record with %d statement(s) (batch %v)", len(e.Statements), e.Batch)
+	}
+	if e.Batch && typ == gocql.CounterBatch {
+		return fmt.Errorf("%w: COUNTER batch", ErrNotIdempotent)
+	}
+	if _, ok := batchTypeName[typ]; e.Batch && !ok {
+		return fmt.Errorf("retry: outbox: unknown batch type %d", typ)
+	}
+	// Without its original timestamp a replay would be stamped anew and could
+	// overwrite a newer write.
+	if e.Timestamp == 0 {
+		return errors.New("retry: outbox: record without a pinned timestamp")
+	}
+	return nil
+}
+
+// rewrite replaces the file by keep (records of the snapshot that ends at end, not
+// applied) followed by everything appended after end. It writes a new file and renames
+// it over the old one, so a crash leaves either file whole: at worst applied records
+// come back and are re-sent, which is harmless.
+func (o *Outbox) rewrite(keep []rawRecord, end int64) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.f == nil {
+		return errors.New("retry: outbox is closed")
+	}
+	tail := make([]byte, o.size-end)
+	if _, err := o.f.ReadAt(tail, end); err != nil && !(errors.Is(err, io.EOF) && len(tail) == 0) {
+		return fmt.Errorf("retry: outbox: read appended records: %w", err)
+	}
+	tmp := o.path + ".tmp"
+	nf, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("retry: outbox rewrite: %w", err)
+	}
+	fail := func(err error) error {
+		nf.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("retry: outbox rewrite: %w", err)
+	}
+	w := bufio.NewWriter(nf)
+	var size int64
+	for _, r := range keep {
+		w.Write(frame(r.payload))
+		size += r.size()
+	}
+	w.Write(tail)
+	size += int64(len(tail))
+	if err := w.Flush(); err != nil {
+		return fail(err)
+	}
+	if err := nf.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(tmp, o.path); err != nil {
+		return fail(err)
+	}
+	o.f.Close()
+	o.f, o.size = nf, size
+	// The rename must be durable before later appends to the new file are acknowledged,
+	// or a crash could bring back the old file without them.
+	if err := syncDir(filepath.Dir(o.path)); err != nil {
+		return fmt.Errorf("retry: outbox rewrite: sync directory: %w", err)
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// scanRecords reads the framed records of r, which holds size bytes. It returns them
+// with the offset just past the last intact one, and whether what follows it (if
+// anything) looks like a torn tail — a record cut short or zero-filled by a crash in
+// the middle of an append — rather than damage followed by intact data.
+// It reads only the framing and checksums; payloads are decoded by decodeRecord.
+func scanRecords(r io.Reader, size int64) (recs []rawRecord, good int64, torn bool, err error) {
+	br := bufio.NewReader(r)
+	var hdr [recordHeader]byte
+	for {
+		rest := size - good
+		if rest == 0 {
+			return recs, good, true, nil
+		}
+		if rest < recordHeader {
+			return recs, good, true, nil
+		}
+		if _, err := io.ReadFull(br, hdr[:]); err != nil {
+			return nil, 0, false, err
+		}
+		n := int64(binary.BigEndian.Uint32(hdr[0:4]))
+		if n > maxRecord {
+			return recs, good, false, nil // Append never writes one: damage, not a torn append
+		}
+		if recordHeader+n > rest {
+			return recs, good, true, nil // an append cut short
 		}
 		payload := make([]byte, n)
-		if _, err := io.ReadFull(r, payload); err != nil {
-			break
+		if _, err := io.ReadFull(br, payload); err != nil {
+			return nil, 0, false, err
 		}
-		if crc32.Checksum(payload, castagnoli) != binary.BigEndian.Uint32(hdr[4:8]) {
-			break
+		if crc32.Checksum(payload, castagnoli) != binary.BigEndian.Uint32(hdr[4:8]) || n == 0 {
+			// The last record in the file, or zeros to the end: a torn append.
+			torn := recordHeader+n == rest || (isZero(hdr[:]) && isZero(payload) && restZero(br))
+			return recs, good, torn, nil
 		}
-		var rec outboxRecord
-		if err := json.Unmarshal(payload, &rec); err != nil {
-			break
-		}
-		recs = append(recs, rec)
-		good += int64(8 + n)
+		recs = append(recs, rawRecord{payload: payload})
+		good += recordHeader + n
 	}
-	if _, err := f.Seek(good, io.SeekStart); err != nil {
-		return nil, 0, err
+}
+
+func isZero(b []byte) bool { return len(bytes.Trim(b, "\x00")) == 0 }
+
+func restZero(r io.Reader) bool {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if !isZero(buf[:n]) {
+			return false
+		}
+		if err != nil {
+			return errors.Is(err, io.EOF)
+		}
 	}
-	return recs, good, nil
 }
 
 func encodeValue(v any) (outboxValue, error) {
@@ -266,94 +586,105 @@ func encodeValue(v any) (outboxValue, error) {
 	case []byte:
 		return outboxValue{T: "bytes", V: base64.StdEncoding.EncodeToString(x)}, nil
 	case int:
-		return outboxValue{T: "int", V: fmt.Sprint(x)}, nil
+		return outboxValue{T: "int", V: strconv.FormatInt(int64(x), 10)}, nil
 	case int8:
-		return outboxValue{T: "int8", V: fmt.Sprint(x)}, nil
+		return outboxValue{T: "int8", V: strconv.FormatInt(int64(x), 10)}, nil
 	case int16:
-		return outboxValue{T: "int16", V: fmt.Sprint(x)}, nil
+		return outboxValue{T: "int16", V: strconv.FormatInt(int64(x), 10)}, nil
 	case int32:
-		return outboxValue{T: "int32", V: fmt.Sprint(x)}, nil
+		return outboxValue{T: "int32", V: strconv.FormatInt(int64(x), 10)}, nil
 	case int64:
-		return outboxValue{T: "int64", V: fmt.Sprint(x)}, nil
+		return outboxValue{T: "int64", V: strconv.FormatInt(x, 10)}, nil
 	case uint8:
-		return outboxValue{T: "uint8", V: fmt.Sprint(x)}, nil
+		return outboxValue{T: "uint8", V: strconv.FormatUint(uint64(x), 10)}, nil
 	case uint16:
-		return outboxValue{T: "uint16", V: fmt.Sprint(x)}, nil
+		return outboxValue{T: "uint16", V: strconv.FormatUint(uint64(x), 10)}, nil
 	case uint32:
-		return outboxValue{T: "uint32", V: fmt.Sprint(x)}, nil
+		return outboxValue{T: "uint32", V: strconv.FormatUint(uint64(x), 10)}, nil
 	case uint64:
-		return outboxValue{T: "uint64", V: fmt.Sprint(x)}, nil
+		return outboxValue{T: "uint64", V: strconv.FormatUint(x, 10)}, nil
 	case float32:
-		return outboxValue{T: "float32", V: fmt.Sprint(math.Float32bits(x))}, nil
+		return outboxValue{T: "float32", V: strconv.FormatUint(uint64(math.Float32bits(x)), 10)}, nil
 	case float64:
-		return outboxValue{T: "float64", V: fmt.Sprint(math.Float64bits(x))}, nil
+		return outboxValue{T: "float64", V: strconv.FormatUint(math.Float64bits(x), 10)}, nil
 	case time.Time:
 		return outboxValue{T: "time", V: x.UTC().Format(time.RFC3339Nano)}, nil
 	case time.Duration:
-		return outboxValue{T: "duration", V: fmt.Sprint(int64(x))}, nil
+		return outboxValue{T: "duration", V: strconv.FormatInt(int64(x), 10)}, nil
 	case gocql.UUID:
 		return outboxValue{T: "uuid", V: x.String()}, nil
 	}
 	return outboxValue{}, fmt.Errorf("%w of type %T", ErrOutboxValue, v)
 }
 
+// decodeValue is strict: a value out of its type's range or with trailing text is an
+// error, never silently wrapped or cut.
 func decodeValue(v outboxValue) (any, error) {
-	var i int64
-	var u uint64
-	parseI := func() error { _, err := fmt.Sscan(v.V, &i); return err }
-	parseU := func() error { _, err := fmt.Sscan(v.V, &u); return err }
-	var err error
+	parseI := func(bits int) (int64, error) { return strconv.ParseInt(v.V, 10, bits) }
+	parseU := func(bits int) (uint64, error) { return strconv.ParseUint(v.V, 10, bits) }
+	var (
+		i   int64
+		u   uint64
+		out any
+		err error
+	)
 	switch v.T {
 	case "null":
 		return nil, nil
 	case "unset":
 		return gocql.UnsetValue, nil
 	case "bool":
-		return v.V == "1", nil
+		if v.V != "0" && v.V != "1" {
+			err = errors.New("not 0 or 1")
+		}
+		out = v.V == "1"
 	case "string":
-		return v.V, nil
+		out = v.V
 	case "bytes":
-		return base64.StdEncoding.DecodeString(v.V)
+		out, err = base64.StdEncoding.DecodeString(v.V)
 	case "int":
-		err = parseI()
-		return int(i), err
+		i, err = parseI(strconv.IntSize)
+		out = int(i)
 	case "int8":
-		err = parseI()
-		return int8(i), err
+		i, err = parseI(8)
+		out = int8(i)
 	case "int16":
-		err = parseI()
-		return int16(i), err
+		i, err = parseI(16)
+		out = int16(i)
 	case "int32":
-		err = parseI()
-		return int32(i), err
+		i, err = parseI(32)
+		out = int32(i)
 	case "int64":
-		err = parseI()
-		return i, err
+		out, err = parseI(64)
 	case "uint8":
-		err = parseU()
-		return uint8(u), err
+		u, err = parseU(8)
+		out = uint8(u)
 	case "uint16":
-		err = parseU()
-		return uint16(u), err
+		u, err = parseU(16)
+		out = uint16(u)
 	case "uint32":
-		err = parseU()
-		return uint32(u), err
+		u, err = parseU(32)
+		out = uint32(u)
 	case "uint64":
-		err = parseU()
-		return u, err
+		out, err = parseU(64)
 	case "float32":
-		err = parseU()
-		return math.Float32frombits(uint32(u)), err
+		u, err = parseU(32)
+		out = math.Float32frombits(uint32(u))
 	case "float64":
-		err = parseU()
-		return math.Float64frombits(u), err
+		u, err = parseU(64)
+		out = math.Float64frombits(u)
 	case "time":
-		return time.Parse(time.RFC3339Nano, v.V)
+		out, err = time.Parse(time.RFC3339Nano, v.V)
 	case "duration":
-		err = parseI()
-		return time.Duration(i), err
+		i, err = parseI(64)
+		out = time.Duration(i)
 	case "uuid":
-		return gocql.ParseUUID(v.V)
+		out, err = gocql.ParseUUID(v.V)
+	default:
+		return nil, fmt.Errorf("retry: outbox: unknown value type %q", v.T)
 	}
-	return nil, fmt.Errorf("retry: outbox: unknown value type %q", v.T)
+	if err != nil {
+		return nil, fmt.Errorf("retry: outbox: bad %s value %q: %w", v.T, v.V, err)
+	}
+	return out, nil
 }

@@ -125,6 +125,10 @@ type Stats struct {
 	Dropped  atomic.Int64
 	Resets   atomic.Int64
 	Replied  atomic.Int64 // error frames sent in Cassandra's place
+	// Hidden counts ERROR responses from Cassandra that a fault swallowed (dropped,
+	// replaced or reset): the request failed on the server, so a test that assumed it
+	// applied must not conclude anything from it.
+	Hidden atomic.Int64
 }
 
 // Start listens on 127.0.0.1 (a random port) and forwards to target (host:port).
@@ -364,6 +368,9 @@ func (c *pipe) downstream() {
 			if body, ok := responseBody(frame[1], frame[headerSize:]); ok {
 				c.p.rememberPrepared(body, text)
 			}
+		}
+		if (drop || reset || replaced) && op == OpError {
+			c.p.stats.Hidden.Add(1)
 		}
 		if drop {
 			c.p.stats.Dropped.Add(1)

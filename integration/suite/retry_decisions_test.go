@@ -3,6 +3,7 @@ package suite
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -84,55 +85,96 @@ func TestRetryDecisionTable(t *testing.T) {
 	if err := p.ExecBatch(ctx, s, appendBatch(30)); err != nil || items(30) != 1 {
 		t.Errorf("logged batch, BATCH_LOG: %v, %d items; want success with 1", err, items(30))
 	}
+	// The rows below let the request reach Cassandra and assume it applied it. Cassandra
+	// can fail it itself (an evicted prepared statement answers UNPREPARED, which the
+	// fault then hides from gocql, so it never re-prepares): such a try proves nothing
+	// and is made again with a fresh key, after the statements ran once fault-free.
+	warm := func() {
+		px.SetRule(nil)
+		_ = incr(9999).Exec()
+		_ = s.ExecuteBatch(appendBatch(9999))
+		_ = s.Query(`INSERT INTO kv (id, v) VALUES (?, ?)`, 9999, "warm").Exec()
+	}
+	row := func(name string, id int, fn func(id int) string) {
+		t.Helper()
+		for try := 0; ; try++ {
+			warm()
+			hidden := px.Stats().Hidden.Load()
+			msg := fn(id + 100*try)
+			if px.Stats().Hidden.Load() == hidden {
+				if msg != "" {
+					t.Errorf("%s: %s", name, msg)
+				}
+				return
+			}
+			if try == 2 {
+				t.Fatalf("%s: Cassandra failed the request itself on 3 tries", name)
+			}
+			t.Logf("%s: Cassandra failed the request itself; trying again", name)
+		}
+	}
 	// In the batch log (BATCH): Cassandra will apply it; never re-sent.
-	px.SetRule(faultproxy.Next(1, isBatch, faultproxy.ForwardThenReply(faultproxy.WriteTimeout("BATCH"))))
-	if err := p.ExecBatch(ctx, s, appendBatch(31)); !errors.Is(err, retry.ErrBatchLogged) {
-		t.Errorf("logged batch, BATCH: err = %v, want ErrBatchLogged", err)
-	}
-	if n := items(31); n != 1 {
-		t.Errorf("logged batch, BATCH: %d items, want 1 (applied once, not re-sent)", n)
-	}
+	row("logged batch, BATCH", 31, func(id int) string {
+		px.SetRule(faultproxy.Next(1, isBatch, faultproxy.ForwardThenReply(faultproxy.WriteTimeout("BATCH"))))
+		if err := p.ExecBatch(ctx, s, appendBatch(id)); !errors.Is(err, retry.ErrBatchLogged) {
+			return fmt.Sprintf("err = %v, want ErrBatchLogged", err)
+		}
+		if n := items(id); n != 1 {
+			return fmt.Sprintf("%d items, want 1 (applied once, not re-sent)", n)
+		}
+		return ""
+	})
 	// May have applied (SIMPLE, COUNTER, a dropped response, a reset): an idempotent
 	// write is retried with its pinned timestamp; a counter is not, and is unknown.
-	px.SetRule(faultproxy.Next(1, isKV, faultproxy.ForwardThenReply(faultproxy.WriteTimeout("SIMPLE"))))
-	pq := s.Query(`INSERT INTO kv (id, v) VALUES (?, ?)`, 40, "x")
-	if err := p.Exec(ctx, pq); err != nil {
-		t.Errorf("idempotent insert, SIMPLE: %v", err)
-	}
-	var wt1 int64
-	if err := s0.Query(`SELECT WRITETIME(v) FROM kv WHERE id = 40`).Scan(&wt1); err != nil || wt1 == 0 {
-		t.Fatalf("row 40: %v", err)
-	}
+	row("idempotent insert, SIMPLE", 40, func(id int) string {
+		px.SetRule(faultproxy.Next(1, isKV, faultproxy.ForwardThenReply(faultproxy.WriteTimeout("SIMPLE"))))
+		if err := p.Exec(ctx, s.Query(`INSERT INTO kv (id, v) VALUES (?, ?)`, id, "x")); err != nil {
+			return err.Error()
+		}
+		var v string
+		if err := s0.Query(`SELECT v FROM kv WHERE id = ?`, id).Scan(&v); err != nil || v != "x" {
+			return fmt.Sprintf("row: %q, %v", v, err)
+		}
+		return ""
+	})
 	for i, a := range []faultproxy.Action{faultproxy.ForwardThenReply(faultproxy.WriteTimeout("COUNTER")), faultproxy.DropResponse, faultproxy.Reset} {
-		id := 50 + i
-		px.SetRule(faultproxy.Next(1, isCounter, a))
-		err := p.Exec(ctx, incr(id))
-		if !errors.Is(err, retry.ErrOutcomeUnknown) || !errors.Is(err, retry.ErrNotIdempotent) {
-			t.Errorf("counter, may have applied (%d): err = %v, want a non-idempotent unknown outcome", i, err)
-		}
-		if n := counter(id); n != 1 {
-			t.Errorf("counter, may have applied (%d): n = %d, want 1 (applied once, not re-sent)", i, n)
-		}
+		row(fmt.Sprintf("counter, may have applied (%d)", i), 50+i, func(id int) string {
+			px.SetRule(faultproxy.Next(1, isCounter, a))
+			err := p.Exec(ctx, incr(id))
+			if !errors.Is(err, retry.ErrOutcomeUnknown) || !errors.Is(err, retry.ErrNotIdempotent) {
+				return fmt.Sprintf("err = %v, want a non-idempotent unknown outcome", err)
+			}
+			if n := counter(id); n != 1 {
+				return fmt.Sprintf("n = %d, want 1 (applied once, not re-sent)", n)
+			}
+			return ""
+		})
 	}
 
-	// Negative control: gocql's default policy re-sends the counter after a write
-	// timeout it cannot see through, and over-counts.
-	px.SetRule(faultproxy.Next(1, isCounter, faultproxy.ForwardThenReply(faultproxy.WriteTimeout("COUNTER"))))
-	if err := incr(60).RetryPolicy(naive).Exec(); err != nil {
-		t.Fatalf("negative control: %v", err)
-	}
-	if n := counter(60); n != 2 {
-		t.Fatalf("negative control: gocql's default policy left n = %d; expected the over-count 2 this test guards against", n)
-	}
-	// … and re-sends a logged batch that is already in the batch log.
-	px.SetRule(faultproxy.Next(1, isBatch, faultproxy.ForwardThenReply(faultproxy.WriteTimeout("BATCH"))))
-	nb := appendBatch(61)
-	nb.RetryPolicy(naive)
-	if err := s.ExecuteBatch(nb); err != nil {
-		t.Fatalf("negative control batch: %v", err)
-	}
-	if n := items(61); n != 2 {
-		t.Fatalf("negative control: gocql's default policy left %d items; expected the duplicate 2", n)
-	}
+	// Negative controls: gocql's default policy re-sends the counter after a write
+	// timeout it cannot see through, and over-counts; and re-sends a logged batch that
+	// is already in the batch log.
+	row("negative control, counter", 60, func(id int) string {
+		px.SetRule(faultproxy.Next(1, isCounter, faultproxy.ForwardThenReply(faultproxy.WriteTimeout("COUNTER"))))
+		if err := incr(id).RetryPolicy(naive).Exec(); err != nil {
+			return err.Error()
+		}
+		if n := counter(id); n != 2 {
+			return fmt.Sprintf("gocql's default policy left n = %d; expected the over-count 2 this test guards against", n)
+		}
+		return ""
+	})
+	row("negative control, batch", 61, func(id int) string {
+		px.SetRule(faultproxy.Next(1, isBatch, faultproxy.ForwardThenReply(faultproxy.WriteTimeout("BATCH"))))
+		nb := appendBatch(id)
+		nb.RetryPolicy(naive)
+		if err := s.ExecuteBatch(nb); err != nil {
+			return err.Error()
+		}
+		if n := items(id); n != 2 {
+			return fmt.Sprintf("gocql's default policy left %d items; expected the duplicate 2", n)
+		}
+		return ""
+	})
 	t.Logf("proxy replied %d times in Cassandra's place", px.Stats().Replied.Load())
 }

@@ -1,0 +1,348 @@
+package suite
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/integration/faultproxy"
+	"github.com/cqlsafe/cqlsafe/integration/harness"
+	"github.com/cqlsafe/cqlsafe/retry"
+)
+
+// batchLogged is the batch type byte of a LOGGED batch: the first byte of a BATCH
+// request body (native protocol v4 §4.1.7; 1 is UNLOGGED, 2 COUNTER).
+const batchLogged = 0
+
+func kvRecord(id int, v string, ts int64) *retry.OutcomeUnknownError {
+	return &retry.OutcomeUnknownError{
+		Statements: []retry.Statement{{CQL: `INSERT INTO kv (id, v) VALUES (?, ?)`, Values: []any{id, v}}},
+		Timestamp:  ts, Idempotent: true, Err: gocql.ErrTimeoutNoResponse,
+	}
+}
+
+// writeRawOutboxRecord appends one record to the outbox file at path in its on-disk
+// format (length, CRC-32C, JSON), as an older version of the library or a hand edit
+// would have left it. The outbox must not be open.
+func writeRawOutboxRecord(t *testing.T, path, payload string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	hdr := make([]byte, 8)
+	binary.BigEndian.PutUint32(hdr[0:4], uint32(len(payload)))
+	binary.BigEndian.PutUint32(hdr[4:8], crc32.Checksum([]byte(payload), crc32.MakeTable(crc32.Castagnoli)))
+	if _, err := f.Write(append(hdr, payload...)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// batchTypes records the type byte of every BATCH request the proxy forwards.
+type batchTypes struct {
+	mu    sync.Mutex
+	types []byte
+}
+
+func (b *batchTypes) rule(r faultproxy.Request) faultproxy.Action {
+	if r.Opcode == faultproxy.OpBatch && len(r.Body) > 0 {
+		b.mu.Lock()
+		b.types = append(b.types, r.Body[0])
+		b.mu.Unlock()
+	}
+	return faultproxy.Forward
+}
+
+func (b *batchTypes) get() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]byte(nil), b.types...)
+}
+
+// allEqual: b is not empty and every element is v.
+func allEqual(b []byte, v byte) bool {
+	for _, x := range b {
+		if x != v {
+			return false
+		}
+	}
+	return len(b) > 0
+}
+
+func readKV(t *testing.T, s *gocql.Session, table string, id int) (v string, wt int64, found bool) {
+	t.Helper()
+	err := s.Query(fmt.Sprintf(`SELECT v, WRITETIME(v) FROM %s WHERE id = ?`, table), id).Scan(&v, &wt)
+	if errors.Is(err, gocql.ErrNotFound) {
+		return "", 0, false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v, wt, true
+}
+
+// TestRetryOutboxReplayKeepsConcurrentAppends: a write whose outcome became unknown is
+// appended while Replay is re-sending an older record (here: from the proxy's view of
+// the replayed request, i.e. between Replay's snapshot and its clean-up). After Replay
+// the new record must still be pending, and a second Replay must apply it.
+func TestRetryOutboxReplayKeepsConcurrentAppends(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	harness.Exec(t, s0, `CREATE TABLE kv (id int PRIMARY KEY, v text)`)
+	s, px := proxied(t, ks, 5*time.Second)
+	ob, err := retry.OpenOutbox(filepath.Join(t.TempDir(), "outbox"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ob.Close()
+	ts1 := time.Now().UnixMicro()
+	ts2 := ts1 + 1000
+	if err := ob.Append(kvRecord(1, "one", ts1)); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	var appendErr error
+	px.SetRule(func(r faultproxy.Request) faultproxy.Action {
+		if r.IsWrite() && strings.Contains(r.CQL, "INSERT INTO kv") {
+			once.Do(func() { appendErr = ob.Append(kvRecord(2, "two", ts2)) })
+		}
+		return faultproxy.Forward
+	})
+	ctx := context.Background()
+	n, err := ob.Replay(ctx, s, retry.NewPolicy())
+	if err != nil || n != 1 {
+		t.Fatalf("replay = %d, %v; want 1 applied", n, err)
+	}
+	if appendErr != nil {
+		t.Fatal(appendErr)
+	}
+	pending, err := ob.Pending()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pending) != 1 || pending[0].Timestamp != ts2 {
+		t.Fatalf("after replay %d record(s) pending, want the one appended during it (ts %d): %v", len(pending), ts2, pending)
+	}
+	if _, _, found := readKV(t, s0, "kv", 2); found {
+		t.Fatal("row 2 exists before it was replayed")
+	}
+	if n, err := ob.Replay(ctx, s, retry.NewPolicy()); err != nil || n != 1 {
+		t.Fatalf("second replay = %d, %v; want 1", n, err)
+	}
+	for id, want := range map[int]int64{1: ts1, 2: ts2} {
+		if _, wt, found := readKV(t, s0, "kv", id); !found || wt != want {
+			t.Errorf("row %d: found=%v writetime=%d, want %d", id, found, wt, want)
+		}
+	}
+	if pending, _ := ob.Pending(); len(pending) != 0 {
+		t.Fatalf("%d record(s) still pending", len(pending))
+	}
+}
+
+// TestRetryOutboxReplaysBatchWithItsType: a batch across two tables whose outcome stayed
+// unknown is recorded and replayed with its own type on the wire: a LOGGED batch stays
+// LOGGED (type byte 0), so its two partitions still apply all-or-nothing, and an
+// UNLOGGED one stays UNLOGGED (1). Both rows end at the batch's one timestamp.
+func TestRetryOutboxReplaysBatchWithItsType(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		typ  gocql.BatchType
+		wire byte
+	}{{"logged", gocql.LoggedBatch, 0}, {"unlogged", gocql.UnloggedBatch, 1}} {
+		t.Run(c.name, func(t *testing.T) {
+			s0, ks := node.Keyspace(t)
+			harness.Exec(t, s0, `CREATE TABLE a (id int PRIMARY KEY, v text)`)
+			harness.Exec(t, s0, `CREATE TABLE b (id int PRIMARY KEY, v text)`)
+			s, px := proxied(t, ks, 5*time.Second)
+			ob, err := retry.OpenOutbox(filepath.Join(t.TempDir(), "outbox"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ob.Close()
+			p := retry.NewPolicy(retry.WithMaxAttempts(2), retry.WithBackoff(time.Millisecond, time.Millisecond), retry.WithOutbox(ob))
+			var sent batchTypes
+			px.SetRule(func(r faultproxy.Request) faultproxy.Action {
+				if r.Opcode == faultproxy.OpBatch {
+					sent.rule(r)
+					return faultproxy.Reset // applied by the server, the client never hears
+				}
+				return faultproxy.Forward
+			})
+			ctx := context.Background()
+			b := s.NewBatch(c.typ)
+			b.Query(`INSERT INTO a (id, v) VALUES (?, ?)`, 1, "a1")
+			b.Query(`INSERT INTO b (id, v) VALUES (?, ?)`, 2, "b2")
+			err = p.ExecBatch(ctx, s, b)
+			var ou *retry.OutcomeUnknownError
+			if !errors.As(err, &ou) {
+				t.Fatalf("err = %v, want outcome unknown", err)
+			}
+			if got := sent.get(); !allEqual(got, c.wire) {
+				t.Fatalf("first execution sent batch types %v, want %d", got, c.wire)
+			}
+			// Remove what the first execution applied, so the rows read afterwards can
+			// only come from the replay.
+			harness.Exec(t, s0, `TRUNCATE a`)
+			harness.Exec(t, s0, `TRUNCATE b`)
+
+			var replayed batchTypes
+			px.SetRule(replayed.rule)
+			n, err := ob.Replay(ctx, s, p)
+			if err != nil || n != 1 {
+				t.Fatalf("replay = %d, %v; want 1", n, err)
+			}
+			if got := replayed.get(); !allEqual(got, c.wire) {
+				t.Fatalf("replay sent batch types %v, want batches (one, or its retries) of type %d", got, c.wire)
+			}
+			for tbl, id := range map[string]int{"a": 1, "b": 2} {
+				if v, wt, found := readKV(t, s0, tbl, id); !found || wt != ou.Timestamp || v != tbl+fmt.Sprint(id) {
+					t.Errorf("%s row %d: found=%v v=%q writetime=%d, want the batch's timestamp %d", tbl, id, found, v, wt, ou.Timestamp)
+				}
+			}
+		})
+	}
+}
+
+// TestRetryOutboxReplaysOldRecordsAsLogged: records written before the outbox stored
+// the batch type (no "type" field) replay as LOGGED: the original may have been a
+// logged batch, and a logged replay of an unlogged one is equivalent (Cassandra skips
+// the batch log for a single partition), while the converse breaks atomicity.
+func TestRetryOutboxReplaysOldRecordsAsLogged(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	harness.Exec(t, s0, `CREATE TABLE a (id int PRIMARY KEY, v text)`)
+	harness.Exec(t, s0, `CREATE TABLE b (id int PRIMARY KEY, v text)`)
+	s, px := proxied(t, ks, 5*time.Second)
+	path := filepath.Join(t.TempDir(), "outbox")
+	ts := time.Now().UnixMicro()
+	writeRawOutboxRecord(t, path, fmt.Sprintf(`{"batch":true,"ts":%d,"stmts":[`+
+		`{"cql":"INSERT INTO a (id, v) VALUES (?, ?)","values":[{"t":"int","v":"1"},{"t":"string","v":"a1"}]},`+
+		`{"cql":"INSERT INTO b (id, v) VALUES (?, ?)","values":[{"t":"int","v":"2"},{"t":"string","v":"b2"}]}],`+
+		`"recorded":"2026-01-02T03:04:05Z","err":"gocql: no response received from cassandra within timeout period"}`, ts))
+	ob, err := retry.OpenOutbox(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ob.Close()
+	var replayed batchTypes
+	px.SetRule(replayed.rule)
+	if n, err := ob.Replay(context.Background(), s, retry.NewPolicy()); err != nil || n != 1 {
+		t.Fatalf("replay = %d, %v; want 1", n, err)
+	}
+	if got := replayed.get(); !allEqual(got, batchLogged) {
+		t.Fatalf("replay of an old record sent batch types %v, want LOGGED (0) batches only", got)
+	}
+	for tbl, id := range map[string]int{"a": 1, "b": 2} {
+		if _, wt, found := readKV(t, s0, tbl, id); !found || wt != ts {
+			t.Errorf("%s row %d: found=%v writetime=%d, want %d", tbl, id, found, wt, ts)
+		}
+	}
+}
+
+// TestRetryOutboxReplayRefusesNonIdempotent: a record that is not safe to apply twice
+// (a list append: each execution adds an element) found in the outbox, e.g. written by
+// an older version or by hand, is never sent by Replay; it stays pending and Replay
+// reports ErrNotIdempotent, while the idempotent record after it is applied.
+func TestRetryOutboxReplayRefusesNonIdempotent(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	harness.Exec(t, s0, `CREATE TABLE l (id int PRIMARY KEY, l list<int>)`)
+	harness.Exec(t, s0, `CREATE TABLE kv (id int PRIMARY KEY, v text)`)
+	s, px := proxied(t, ks, 5*time.Second)
+	path := filepath.Join(t.TempDir(), "outbox")
+	ts := time.Now().UnixMicro()
+	writeRawOutboxRecord(t, path, fmt.Sprintf(`{"ts":%d,"stmts":[{"cql":"UPDATE l SET l = l + [7] WHERE id = ?","values":[{"t":"int","v":"1"}]}],"recorded":"2026-01-02T03:04:05Z"}`, ts))
+	writeRawOutboxRecord(t, path, fmt.Sprintf(`{"ts":%d,"stmts":[{"cql":"INSERT INTO kv (id, v) VALUES (?, ?)","values":[{"t":"int","v":"1"},{"t":"string","v":"one"}]}],"recorded":"2026-01-02T03:04:05Z"}`, ts))
+	ob, err := retry.OpenOutbox(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ob.Close()
+	var sentList bool
+	var mu sync.Mutex
+	px.SetRule(func(r faultproxy.Request) faultproxy.Action {
+		if strings.Contains(r.CQL, "UPDATE l") && r.Opcode != faultproxy.OpPrepare {
+			mu.Lock()
+			sentList = true
+			mu.Unlock()
+		}
+		return faultproxy.Forward
+	})
+	n, err := ob.Replay(context.Background(), s, retry.NewPolicy())
+	if !errors.Is(err, retry.ErrNotIdempotent) {
+		t.Errorf("replay err = %v, want ErrNotIdempotent", err)
+	}
+	if n != 1 {
+		t.Errorf("replay applied %d, want 1 (the idempotent record)", n)
+	}
+	mu.Lock()
+	if sentList {
+		t.Error("replay sent the list append")
+	}
+	mu.Unlock()
+	var got []int
+	if err := s0.Query(`SELECT l FROM l WHERE id = 1`).Scan(&got); err != nil && !errors.Is(err, gocql.ErrNotFound) {
+		t.Fatal(err)
+	}
+	if len(got) != 0 {
+		t.Errorf("list = %v after replay, want nothing written", got)
+	}
+	if _, wt, found := readKV(t, s0, "kv", 1); !found || wt != ts {
+		t.Errorf("kv row 1: found=%v writetime=%d, want %d", found, wt, ts)
+	}
+	pending, err := ob.Pending()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pending) != 1 || !strings.Contains(pending[0].Statements[0].CQL, "UPDATE l") {
+		t.Fatalf("pending after replay = %v, want the refused list append kept", pending)
+	}
+}
+
+// TestRetryOutboxNeverReplaysNonFrozenListAssignment: assigning a list literal to a
+// non-frozen list is not idempotent (Cassandra keys each element by a server-side
+// TimeUUID: a repeat appends another copy), while the same assignment to a frozen list
+// is. Replay judges each record against the session's schema: the frozen one is applied
+// once however often Replay runs, the non-frozen one is never sent and stays pending.
+func TestRetryOutboxNeverReplaysNonFrozenListAssignment(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	harness.Exec(t, s0, `CREATE TABLE l (id int PRIMARY KEY, l list<int>, f frozen<list<int>>)`)
+	s, _ := proxied(t, ks, 5*time.Second)
+	path := filepath.Join(t.TempDir(), "outbox")
+	ts := time.Now().UnixMicro()
+	writeRawOutboxRecord(t, path, fmt.Sprintf(`{"ts":%d,"stmts":[{"cql":"UPDATE l SET l = [1, 2] WHERE id = 1"}],"recorded":"2026-01-02T03:04:05Z"}`, ts))
+	writeRawOutboxRecord(t, path, fmt.Sprintf(`{"ts":%d,"stmts":[{"cql":"UPDATE l SET f = [1, 2] WHERE id = 1"}],"recorded":"2026-01-02T03:04:05Z"}`, ts))
+	ob, err := retry.OpenOutbox(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ob.Close()
+	for i := 0; i < 2; i++ {
+		n, err := ob.Replay(context.Background(), s, retry.NewPolicy())
+		if !errors.Is(err, retry.ErrNotIdempotent) {
+			t.Errorf("replay %d: err = %v, want ErrNotIdempotent for the non-frozen list", i+1, err)
+		}
+		if want := 1 - i; n != want {
+			t.Errorf("replay %d applied %d, want %d", i+1, n, want)
+		}
+	}
+	var l, f []int
+	if err := s0.Query(`SELECT l, f FROM l WHERE id = 1`).Scan(&l, &f); err != nil {
+		t.Fatal(err)
+	}
+	if len(l) != 0 || fmt.Sprint(f) != "[1 2]" {
+		t.Errorf("after two replays l = %v (want nothing: never sent), f = %v (want [1 2])", l, f)
+	}
+	pending, err := ob.Pending()
+	if err != nil || len(pending) != 1 || !strings.Contains(pending[0].Statements[0].CQL, "SET l =") {
+		t.Fatalf("pending = %v, %v; want the non-frozen list assignment kept", pending, err)
+	}
+}

@@ -1,0 +1,15 @@
+//go:build !(linux || darwin || freebsd || openbsd || netbsd || dragonfly)
+
+package retry
+
+import "io"
+
+// outboxLocks says OpenOutbox locks the file against other processes.
+const outboxLocks = false
+
+// lockOutbox: no flock on this platform; the caller must ensure a single Outbox per file.
+func lockOutbox(string) (io.Closer, error) { return nopCloser{}, nil }
+
+type nopCloser struct{}
+
+func (nopCloser) Close() error { return nil }
