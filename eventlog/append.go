@@ -9,6 +9,7 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/cqlsafe/cqlsafe/clientid"
+	"github.com/cqlsafe/cqlsafe/retry"
 )
 
 // Append adds events to a stream and returns them with ID, Time and Bucket filled in.
@@ -109,7 +110,7 @@ func (l *Log) write(ctx context.Context, stream string, events []Event) error {
 				// At equal timestamps the later expiry wins, so a re-write extends its life.
 				ts := max(bstart.UnixMicro(), 1)
 				written := time.Now()
-				if err := l.cfg.policy.Query(ctx, l.s, ts, l.indexCQL, stream, b, ts, indexTTL).Exec(l.cfg.policy); err != nil {
+				if err := l.cfg.policy.Exec(ctx, l.s.Query(l.indexCQL, stream, b, ts, indexTTL), retry.AtTimestamp(ts)); err != nil {
 					return fmt.Errorf("eventlog: index bucket %d: %w", b, err)
 				}
 				l.rememberBucket(stream, b, written)
@@ -128,7 +129,7 @@ func (l *Log) write(ctx context.Context, stream string, events []Event) error {
 				}
 				batch.Query(l.insertCQL, stream, b, e.ID, e.Type, payload, meta, e.Writer, e.Time.UnixMicro())
 			}
-			if err := l.cfg.policy.ExecBatchAt(ctx, l.s, batch, chunk[len(chunk)-1].Time.UnixMicro()); err != nil {
+			if err := l.cfg.policy.ExecBatch(ctx, l.s, batch, retry.AtTimestamp(chunk[len(chunk)-1].Time.UnixMicro())); err != nil {
 				return fmt.Errorf("eventlog: append to bucket %d: %w", b, err)
 			}
 		}

@@ -161,6 +161,9 @@ func WithRetryPolicy(p *retry.Policy) Option {
 		if p == nil {
 			return errors.New("eventlog: nil retry policy")
 		}
+		if err := p.Err(); err != nil {
+			return fmt.Errorf("eventlog: %w", err)
+		}
 		c.policy = p
 		return nil
 	}

@@ -534,14 +534,11 @@ func (m *Migration) copyRange(ctx context.Context, sc scan, c backfillConfig, r 
 			args = append(args, st.ts, ttl)
 			// The timestamp is in the statement (USING TIMESTAMP): pinned by construction.
 			// A copy that carries a non-frozen list is sent once, never re-sent.
-			p := m.policy
+			opts := []retry.ExecOption{retry.AtTimestamp(st.ts)}
 			if list {
-				p = m.listPolicy(retry.Statement{CQL: sc.insert, Values: args})
+				opts = append(opts, retry.NotRepeatable(listReason))
 			}
-			err := p.Query(ctx, m.s, st.ts, sc.insert, args...).Exec(p)
-			if list {
-				err = markNotIdempotent(err)
-			}
+			err := m.policy.Exec(ctx, m.s.Query(sc.insert, args...), opts...)
 			if err != nil {
 				iter.Close()
 				return rows, writes, fmt.Errorf("keymigrate: copy into %s.%s: %w", m.new.Keyspace, m.new.Name, err)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/gocql/gocql"
 
-	"github.com/cqlsafe/cqlsafe/clientid"
 	"github.com/cqlsafe/cqlsafe/internal/cqltext"
 	"github.com/cqlsafe/cqlsafe/overwrite"
 	"github.com/cqlsafe/cqlsafe/retry"
@@ -34,11 +33,7 @@ type Migration struct {
 	s         *gocql.Session
 	old, new  *overwrite.Table
 	transform Transform
-	clock     *clientid.Clock
-	policy    *retry.Policy
-	// once sends a write that carries a non-frozen list when policy judges it repeatable
-	// (it cannot see the column type): one attempt, no outbox. See listPolicy.
-	once *retry.Policy
+	policy    *retry.Policy // its clock stamps dual writes and deletes
 
 	values  []string // non-key columns, shared by both tables, sorted
 	lists   map[string]bool
@@ -51,22 +46,15 @@ type Migration struct {
 // Option configures a Migration.
 type Option func(*Migration) error
 
-// WithClock draws dual-write timestamps from c (default clientid.ProcessClock()).
-func WithClock(c *clientid.Clock) Option {
-	return func(m *Migration) error {
-		if c == nil {
-			return errors.New("keymigrate: nil clock")
-		}
-		m.clock = c
-		return nil
-	}
-}
-
-// WithRetryPolicy retries writes through p (default retry.NewPolicy()).
+// WithRetryPolicy retries writes through p and stamps them with timestamps from p's
+// clock (default retry.NewPolicy()). p must be valid (retry.Policy.Err).
 func WithRetryPolicy(p *retry.Policy) Option {
 	return func(m *Migration) error {
 		if p == nil {
 			return errors.New("keymigrate: nil retry policy")
+		}
+		if err := p.Err(); err != nil {
+			return fmt.Errorf("keymigrate: %w", err)
 		}
 		m.policy = p
 		return nil
@@ -99,7 +87,7 @@ func New(s *gocql.Session, id string, old, new *overwrite.Table, transform Trans
 			return nil, fmt.Errorf("%w: column %s is %s in the old table, %s in the new", ErrColumnMismatch, oldVals[i].Name, oldVals[i].CQLType, newVals[i].CQLType)
 		}
 	}
-	m := &Migration{ID: id, s: s, old: old, new: new, transform: transform, clock: clientid.ProcessClock(),
+	m := &Migration{ID: id, s: s, old: old, new: new, transform: transform,
 		policy: retry.NewPolicy(), values: names(oldVals)}
 	for _, o := range opts {
 		if o == nil {
@@ -109,7 +97,6 @@ func New(s *gocql.Session, id string, old, new *overwrite.Table, transform Trans
 			return nil, err
 		}
 	}
-	m.once = retry.NewPolicy(retry.WithPolicy(m.policy), retry.WithMaxAttempts(1), retry.WithOutbox(nil))
 	m.lists = map[string]bool{}
 	for _, c := range oldVals {
 		if isList(c) {
@@ -188,12 +175,21 @@ func absent(v any) bool {
 	if v == nil || v == gocql.UnsetValue {
 		return true
 	}
+	// Through pointers: gocql binds a pointer to a nil slice or map as NULL too.
 	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
-		return rv.IsNil()
+	for {
+		switch rv.Kind() {
+		case reflect.Slice, reflect.Map:
+			return rv.IsNil()
+		case reflect.Pointer, reflect.Interface:
+			if rv.IsNil() {
+				return true
+			}
+			rv = rv.Elem()
+			continue
+		}
+		return false
 	}
-	return false
 }
 
 // nonEmpty reports whether a value given for a list column writes elements: anything
@@ -226,29 +222,9 @@ func (m *Migration) carriesList(row map[string]any) bool {
 	return false
 }
 
-// listPolicy returns the policy for a write that carries a non-frozen list (a repeat
-// would append the elements again): m.policy when it judges the write not repeatable
-// itself — it then re-sends only what was certainly not applied — else m.once, which
-// never re-sends.
-func (m *Migration) listPolicy(stmts ...retry.Statement) *retry.Policy {
-	for _, st := range stmts {
-		if !m.policy.Repeatable(m.new.Keyspace, st.CQL, st.Values).Idempotent {
-			return m.policy
-		}
-	}
-	return m.once
-}
-
-// markNotIdempotent marks the unknown outcome of a write that carries a non-frozen list
-// (sent through m.once) as not idempotent, whatever the statement text let the policy
-// judge: re-applying its statements would duplicate the list.
-func markNotIdempotent(err error) error {
-	var ou *retry.OutcomeUnknownError
-	if errors.As(err, &ou) {
-		ou.Idempotent = false
-	}
-	return err
-}
+// listReason is why a write that carries a non-frozen list is not repeatable, whatever
+// its text lets the policy judge: re-applying it would duplicate the list's elements.
+const listReason = "carries a non-empty non-frozen list (a repeat appends another copy)"
 
 // rowArgs orders a row's values for insertAll(t): every column, absent ones UNSET.
 func rowArgs(t *overwrite.Table, row map[string]any, key []any) []any {
@@ -292,18 +268,17 @@ func (m *Migration) DualWrite(ctx context.Context, row map[string]any) (int64, e
 	if err != nil {
 		return 0, err
 	}
-	ts := m.clock.Next()
+	ts := m.policy.Clock().Next()
 	b := m.s.NewBatch(gocql.LoggedBatch)
 	oldArgs := append(rowArgs(m.old, row, nil), ts)
 	newArgs := append(rowArgs(m.new, row, key), ts)
 	b.Query(m.dualOld, oldArgs...)
 	b.Query(m.dualNew, newArgs...)
+	opts := []retry.ExecOption{retry.AtTimestamp(ts)}
 	if m.carriesList(row) {
-		p := m.listPolicy(retry.Statement{CQL: m.dualOld, Values: oldArgs}, retry.Statement{CQL: m.dualNew, Values: newArgs})
-		err = markNotIdempotent(p.ExecBatchAt(ctx, m.s, b, ts))
-	} else {
-		err = m.policy.ExecBatchAt(ctx, m.s, b, ts)
+		opts = append(opts, retry.NotRepeatable(listReason))
 	}
+	err = m.policy.ExecBatch(ctx, m.s, b, opts...)
 	if err != nil {
 		return ts, fmt.Errorf("keymigrate: dual write: %w", err)
 	}
@@ -333,11 +308,11 @@ func (m *Migration) DualDelete(ctx context.Context, row map[string]any) (int64, 
 	if err != nil {
 		return 0, err
 	}
-	ts := m.clock.Next()
+	ts := m.policy.Clock().Next()
 	b := m.s.NewBatch(gocql.LoggedBatch)
 	b.Query(m.delOld, append([]any{ts}, oldKey...)...)
 	b.Query(m.delNew, append([]any{ts}, newKey...)...)
-	if err := m.policy.ExecBatchAt(ctx, m.s, b, ts); err != nil {
+	if err := m.policy.ExecBatch(ctx, m.s, b, retry.AtTimestamp(ts)); err != nil {
 		return ts, fmt.Errorf("keymigrate: dual delete: %w", err)
 	}
 	return ts, nil

@@ -11,10 +11,19 @@
 // with the absent columns bound as gocql.UnsetValue (nothing written), never NULL. The
 // statements touch one partition, so Cassandra applies them as a single mutation. The
 // insert must be at N+1: with equal timestamps a delete wins and the row vanishes.
-// Partition does the same for a whole partition. Both draw N from a clientid.Clock
-// (reserving N and N+1) or take it from WithTimestamp, and send the same timestamps on
-// every retry, so an overwrite is idempotent and an old retry never beats a newer
-// overwrite.
+// Partition does the same for a whole partition. Both draw N from the retry policy's
+// clock (reserving N and N+1) or take it from WithTimestamp, and send the same
+// timestamps on every retry, so an overwrite is idempotent and an old retry never beats
+// a newer overwrite.
+//
+// Non-frozen lists are the exception. Cassandra keys each list element by a TimeUUID
+// from the server's clock, so writing the same list twice, even with the same
+// timestamps, leaves two copies ([7 8] → [7 8 7 8]). An overwrite that gives a non-empty
+// non-frozen list is therefore sent without retries that could repeat it: it is retried
+// only after errors proving nothing was applied, and a failure that may have applied it
+// is a *retry.OutcomeUnknownError matching retry.ErrNotIdempotent — read the row before
+// writing it again. WithTimestamp, which re-applies, refuses such a row
+// (ErrListNotRepeatable). Frozen lists, sets, maps and UDTs have none of this.
 //
 // Describe a table once (Describe, or DescribeGocqlx from gocqlx metadata) and reuse the
 // *Table. Bad input — unknown column, missing key, wrong Go type, rows of several

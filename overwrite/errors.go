@@ -18,6 +18,11 @@ var (
 	ErrMixedPartitions  = errors.New("overwrite: rows of different partitions")
 	ErrNoRows           = errors.New("overwrite: no rows")
 	ErrMetadataMismatch = errors.New("overwrite: gocqlx metadata does not match the table")
+	// ErrListNotRepeatable: WithTimestamp (a re-application) with a non-empty value for a
+	// non-frozen list column. Cassandra keys list elements by server-side TimeUUIDs, so
+	// re-applying appends a second copy; use frozen<list<…>> or set<…>, or overwrite
+	// again without WithTimestamp (a fresh, newer timestamp).
+	ErrListNotRepeatable = errors.New("overwrite: non-frozen list cannot be re-applied with a pinned timestamp")
 )
 
 // Error is the typed error behind every sentinel: which table, row and column, and why.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/gocql/gocql"
 
-	"github.com/cqlsafe/cqlsafe/clientid"
 	"github.com/cqlsafe/cqlsafe/retry"
 )
 
@@ -47,7 +46,6 @@ type Option func(*options) error
 
 type options struct {
 	ts          int64
-	clock       *clientid.Clock
 	ttl         int
 	consistency gocql.Consistency
 	serial      gocql.SerialConsistency
@@ -55,15 +53,16 @@ type options struct {
 	maxBytes    int
 }
 
-// defaults: N from clientid.ProcessClock() (two values reserved), no TTL, the session's
+// defaults: N from the retry policy's clock (two values reserved), no TTL, the session's
 // consistency, retries through a retry.NewPolicy() kept with the Table, batches split
 // above 4 MiB of values.
 func defaults() options {
-	return options{clock: clientid.ProcessClock(), maxBytes: 4 << 20}
+	return options{maxBytes: 4 << 20}
 }
 
 // WithTimestamp pins N yourself (µs since the epoch): the DELETE is written at n and the
-// INSERT at n+1. Use it to re-apply an overwrite with its original timestamp. n must be
+// INSERT at n+1. Use it to re-apply an overwrite with its original timestamp. A row with
+// a non-empty non-frozen list cannot be re-applied (ErrListNotRepeatable). n must be
 // positive.
 func WithTimestamp(n int64) Option {
 	return func(o *options) error {
@@ -71,18 +70,6 @@ func WithTimestamp(n int64) Option {
 			return fmt.Errorf("overwrite: timestamp %d out of range", n)
 		}
 		o.ts = n
-		return nil
-	}
-}
-
-// WithClock draws N from c (two consecutive values reserved, so no other write of this
-// process receives N+1). Default clientid.ProcessClock().
-func WithClock(c *clientid.Clock) Option {
-	return func(o *options) error {
-		if c == nil {
-			return errors.New("overwrite: nil clock")
-		}
-		o.clock = c
 		return nil
 	}
 }
@@ -115,6 +102,9 @@ func WithRetryPolicy(p *retry.Policy) Option {
 	return func(o *options) error {
 		if p == nil {
 			return errors.New("overwrite: nil retry policy")
+		}
+		if err := p.Err(); err != nil {
+			return fmt.Errorf("overwrite: %w", err)
 		}
 		o.policy = p
 		return nil
@@ -169,7 +159,9 @@ func buildOptions(t *Table, opts []Option) (options, error) {
 // atomically, and in isolation for readers of that partition. With equal timestamps
 // the delete would win and the row would vanish, hence N+1. The batch is idempotent
 // (same statements, same timestamps on every attempt) and retried through the retry
-// policy; a late retry of an older overwrite loses to a newer one.
+// policy; a late retry of an older overwrite loses to a newer one — except a row with a
+// non-empty non-frozen list, which a repeat would duplicate: it is never re-sent after
+// a failure that may have applied it (see the package doc).
 //
 // Bad input returns an *Error (see the sentinels) before anything is sent.
 func Row(ctx context.Context, s *gocql.Session, t *Table, row any, opts ...Option) (Result, error) {
@@ -185,12 +177,17 @@ func Row(ctx context.Context, s *gocql.Session, t *Table, row any, opts ...Optio
 	if err != nil {
 		return Result{}, err
 	}
+	if o.ts != 0 {
+		if err := t.refuseListReapply(values, -1); err != nil {
+			return Result{}, err
+		}
+	}
 	if s == nil {
 		return Result{}, errors.New("overwrite: nil session")
 	}
 	n := o.ts
 	if n == 0 {
-		n = o.clock.Reserve(2)
+		n = o.policy.Clock().Reserve(2)
 	}
 	scope := ScopeRow
 	del, keyCols := t.deleteRowCQL, len(t.PartitionKey)+len(t.Clustering)
@@ -227,7 +224,7 @@ func (o *options) exec(ctx context.Context, s *gocql.Session, b *gocql.Batch, n 
 		b.SerialConsistency(o.serial)
 	}
 	// The statements carry their own timestamps; the batch's default is N+1 too.
-	return o.policy.ExecBatchAt(ctx, s, b, n+1)
+	return o.policy.ExecBatch(ctx, s, b, retry.AtTimestamp(n+1))
 }
 
 // Partition replaces a whole partition: a partition DELETE at N and every row INSERTed at
@@ -273,6 +270,11 @@ func Partition(ctx context.Context, s *gocql.Session, t *Table, rows any, opts .
 			e.Row = i
 			return Result{}, e
 		}
+		if o.ts != 0 {
+			if err := t.refuseListReapply(vals, i); err != nil {
+				return Result{}, err
+			}
+		}
 		all[i] = vals
 	}
 	if s == nil {
@@ -280,7 +282,7 @@ func Partition(ctx context.Context, s *gocql.Session, t *Table, rows any, opts .
 	}
 	n := o.ts
 	if n == 0 {
-		n = o.clock.Reserve(2)
+		n = o.policy.Clock().Reserve(2)
 	}
 	res := Result{Timestamp: n, Scope: ScopePartition, Rows: len(all)}
 	delArgs := append([]any{n}, all[0][:len(t.PartitionKey)]...)
@@ -343,4 +345,17 @@ func valuesSize(vals []any) int {
 		n += 4
 	}
 	return n
+}
+
+// refuseListReapply returns ErrListNotRepeatable when vals give a non-empty value to a
+// non-frozen list column (rowValues left empty ones UNSET).
+func (t *Table) refuseListReapply(vals []any, row int) error {
+	for _, c := range t.columns {
+		if c.Collection && c.Type.Type() == gocql.TypeList && vals[c.index] != absent {
+			e := tableErr(ErrListNotRepeatable, t, c.Name, "use frozen<list<…>> or set<…>, or overwrite without WithTimestamp")
+			e.Row = row
+			return e
+		}
+	}
+	return nil
 }

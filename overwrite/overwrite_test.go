@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/retry"
 )
 
 func meta() *gocql.TableMetadata {
@@ -117,7 +119,7 @@ func TestSnakeCase(t *testing.T) {
 }
 
 func TestOptionsRejectBadValues(t *testing.T) {
-	for _, o := range []Option{WithTimestamp(0), WithTimestamp(-1), WithTTL(0), WithClock(nil), WithRetryPolicy(nil), WithMaxBatchBytes(1)} {
+	for _, o := range []Option{WithTimestamp(0), WithTimestamp(-1), WithTTL(0), WithRetryPolicy(nil), WithRetryPolicy(retry.NewPolicy(retry.WithMaxAttempts(0))), WithMaxBatchBytes(1)} {
 		if _, err := buildOptions(nil, []Option{o}); err == nil {
 			t.Error("bad option accepted")
 		}

@@ -192,6 +192,7 @@ func (c *classifier) kind(ks, table, col string) ColumnKind {
 // A non-frozen list is not idempotent even with a pinned timestamp: Cassandra keys each
 // element by a TimeUUID from the server's clock, so a repeat appends a second copy.
 func (c *classifier) wholeValue(ks, table, col string, val []cqltext.Token) {
+	val = stripTypeHints(val)
 	if len(val) == 0 {
 		return
 	}
@@ -199,17 +200,46 @@ func (c *classifier) wholeValue(ks, table, col string, val []cqltext.Token) {
 	if kind != ColumnList && kind != ColumnUnknown {
 		return
 	}
-	if len(val) == 1 && val[0].Kind == cqltext.Bind {
+	switch {
+	case len(val) == 1 && val[0].Kind == cqltext.Bind:
 		c.v.binds = append(c.v.binds, bindCheck{index: c.markers[val[0].Pos], column: col, known: kind == ColumnList})
-		return
-	}
-	if val[0].IsPunct("[") && !(len(val) == 2 && val[1].IsPunct("]")) {
+	case len(val) == 2 && val[0].IsPunct("[") && val[1].IsPunct("]"), len(val) == 1 && val[0].Is("null"):
+		// An empty list or null writes no element: repeatable.
+	case val[0].IsPunct("["):
 		if kind == ColumnList {
 			c.v.notIdempotent(fmt.Sprintf("non-frozen list assignment %q (each repeat appends another copy)", col+" = "+clause(val)))
 		} else {
 			c.v.notIdempotent(fmt.Sprintf("list literal assigned to %q, which may be a non-frozen list (a repeat appends another copy; schema metadata can tell)", col))
 		}
+	case kind == ColumnList:
+		// Any other form (a function such as fromJson, …) that yields a list.
+		c.v.notIdempotent(fmt.Sprintf("non-frozen list assignment %q (each repeat appends another copy)", col+" = "+clause(val)))
+	case callsListFunction(val):
+		c.v.notIdempotent(fmt.Sprintf("function result assigned to %q, which may be a non-frozen list (a repeat appends another copy; schema metadata can tell)", col))
 	}
+}
+
+// stripTypeHints drops leading type hints: `(list<int>)?` is the marker `?`.
+func stripTypeHints(val []cqltext.Token) []cqltext.Token {
+	for len(val) > 2 && val[0].IsPunct("(") {
+		inner := inParens(val)
+		if len(inner) == 0 || len(inner)+2 >= len(val) || inner[0].Kind != cqltext.Ident {
+			return val
+		}
+		val = val[len(inner)+2:]
+	}
+	return val
+}
+
+// callsListFunction reports a call of a native function that can return a list
+// (fromJson, map_values). Unknown and user-defined functions are judged elsewhere.
+func callsListFunction(val []cqltext.Token) bool {
+	for i := 0; i+1 < len(val); i++ {
+		if (val[i].Is("fromjson") || val[i].Is("map_values")) && val[i+1].IsPunct("(") {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *classifier) setKind(k Kind) {
@@ -763,10 +793,28 @@ func jsonListAssignment(doc string, listCols map[string]bool) (string, bool) {
 		if listCols != nil && !listCols[name] {
 			continue
 		}
-		var arr []json.RawMessage
-		if json.Unmarshal(raw, &arr) == nil && len(arr) > 0 {
+		if jsonListValue(raw, listCols != nil) {
 			return name, true
 		}
 	}
 	return "", false
+}
+
+// jsonListValue reports whether a JSON value can write list elements: a non-empty array,
+// or a string (Cassandra's fromJson also takes a collection as a string holding the
+// array). Without schema (known false) only a string that holds a non-empty array
+// counts; for a known list column any string but "" and "[]" does.
+func jsonListValue(raw json.RawMessage, known bool) bool {
+	var arr []json.RawMessage
+	if json.Unmarshal(raw, &arr) == nil {
+		return len(arr) > 0
+	}
+	var str string
+	if json.Unmarshal(raw, &str) != nil {
+		return false // a number, an object, null, true/false: not a list
+	}
+	if json.Unmarshal([]byte(str), &arr) == nil {
+		return len(arr) > 0
+	}
+	return known && strings.TrimSpace(str) != ""
 }

@@ -11,11 +11,17 @@ import (
 // per-execution policy behind Exec and ExecBatch, the cluster-level Policy and Do all
 // ask it. attempts counts the attempts made so far, the failed one included.
 //
-//	nothing was applied (Unavailable, Overloaded, Bootstrapping,
-//	  no connection, write timeout of type BATCH_LOG)       retry, idempotent or not
+//	nothing was applied (Unavailable, Overloaded,
+//	  Bootstrapping, no connection)                          retry, idempotent or not
 //	in the batch log (write timeout of type BATCH)          never: it will be applied
-//	may have applied (write timeout/failure, client
-//	  timeout, connection lost after sending)                retry only if idempotent and pinned
+//	may have applied (write timeout or failure of any
+//	  other type, BATCH_LOG included; client timeout;
+//	  connection lost after sending)                         retry only if idempotent and pinned
+//
+// A write timeout of type BATCH_LOG is not proof that nothing was applied: a batchlog
+// replica may have stored the batch and answered too late, and Cassandra replays stored
+// batches it finds no completion for (BatchlogManager, after about twice the write
+// timeout). Such a batch is retried only when it is repeatable.
 //	read timeout                                             retry (reads are idempotent)
 //	counter write timeout, LWT, fatal, context done          never
 func (p *Policy) decide(ctx context.Context, err error, idempotent, pinned bool, attempts int) (bool, string) {
@@ -47,9 +53,6 @@ func nothingApplied(err error) bool {
 	switch ClassifyError(err) {
 	case ClassUnavailable, ClassOverloaded, ClassBootstrapping, ClassNoHost:
 		return true
-	case ClassWriteTimeout:
-		var wt *gocql.RequestErrWriteTimeout
-		return errors.As(err, &wt) && wt.WriteType == "BATCH_LOG"
 	}
 	return false
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"sync"
@@ -36,8 +37,9 @@ type doStep struct {
 // step fails with a retryable error and is idempotent, Do waits (backoff) and calls fn
 // again: steps that already succeeded return nil at once without touching Cassandra,
 // and the failed step is re-sent with the timestamp it was pinned to the first time.
-// Nothing is undone. fn must issue the same statements in the same order on every run
-// (Exec returns ErrNondeterministic otherwise) and should hold no other side effects.
+// Nothing is undone. fn must issue the same statements with the same values in the same
+// order on every run — mint ids and times before Do, not inside fn — else the step
+// returns ErrNondeterministic and nothing is sent; fn should hold no other side effects.
 //
 // Do gives up and returns the error when it is not retryable (errors fn returns on its
 // own are not), when the failed step is not idempotent, when the policy's attempts are
@@ -48,6 +50,12 @@ func Do(ctx context.Context, fn func(ctx context.Context) error, opts ...Option)
 		return errors.New("retry: Do needs a function")
 	}
 	p := NewPolicy(opts...)
+	if p.err != nil {
+		return p.err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	run := &doRun{policy: p}
 	rctx := context.WithValue(ctx, doKey{}, run)
 	for attempt := 1; ; attempt++ {
@@ -101,7 +109,7 @@ func (run *doRun) step(key string, values []any) (int, int64, bool, error) {
 		if s.key != key {
 			return i, 0, false, fmt.Errorf("%w: step %d was %q, now %q", ErrNondeterministic, i+1, s.key, key)
 		}
-		if !reflect.DeepEqual(s.values, values) {
+		if !sameValues(s.values, values) {
 			return i, 0, false, fmt.Errorf("%w: step %d (%q) is bound to other values than on the first run (mint ids and times before Do, not inside fn)", ErrNondeterministic, i+1, key)
 		}
 		return i, s.ts, s.done, nil
@@ -123,13 +131,18 @@ func (run *doRun) finish(i int, ts int64, idempotent bool, err error) {
 	run.failed = &s
 }
 
-// Exec executes q with safe retries (see Policy.Exec). Inside Do it is a step: skipped
-// when a previous run already applied it, re-sent with its first timestamp otherwise,
-// under Do's policy. Outside Do it uses a Policy built from opts.
-func Exec(ctx context.Context, q *gocql.Query, opts ...Option) error {
+// ErrOutsideDo is returned by the package-level Exec and ExecBatch when their context
+// does not come from Do: outside Do, run statements with Policy.Exec.
+var ErrOutsideDo = errors.New("retry: Exec and ExecBatch run steps of Do; outside Do use Policy.Exec or Policy.ExecBatch")
+
+// Exec is one step of the function given to Do, under Do's policy: skipped when a
+// previous run already applied it, re-sent with its first timestamp and values
+// otherwise (see Do). ctx must be the one Do passed to the function: elsewhere Exec
+// sends nothing and returns ErrOutsideDo.
+func Exec(ctx context.Context, q *gocql.Query) error {
 	run := doFrom(ctx)
 	if run == nil {
-		return NewPolicy(opts...).Exec(ctx, q)
+		return ErrOutsideDo
 	}
 	if q == nil {
 		return errors.New("retry: nil query")
@@ -138,18 +151,21 @@ func Exec(ctx context.Context, q *gocql.Query, opts ...Option) error {
 	if err != nil || done {
 		return err
 	}
-	pq := run.policy.Pin(ctx, q, ts)
+	c := execConfig{ts: ts}
+	pq, err := run.policy.pin(ctx, q, c)
+	if err != nil {
+		return err
+	}
 	err = run.policy.execPinned(pq)
-	run.finish(i, pq.Timestamp, pq.Verdict.Idempotent, err)
+	run.finish(i, pq.timestamp, pq.verdict.Idempotent, err)
 	return err
 }
 
-// ExecBatch executes b with safe retries (see Policy.ExecBatch); inside Do it is a step,
-// like Exec.
-func ExecBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch, opts ...Option) error {
+// ExecBatch is Exec for a batch on s: one step of the function given to Do.
+func ExecBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch) error {
 	run := doFrom(ctx)
 	if run == nil {
-		return NewPolicy(opts...).ExecBatch(ctx, s, b)
+		return ErrOutsideDo
 	}
 	if s == nil || b == nil {
 		return errors.New("retry: nil session or batch")
@@ -158,23 +174,106 @@ func ExecBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch, opts ...Op
 	var values []any
 	for i, e := range b.Entries {
 		keys[i] = e.Stmt
-		values = append(values, snapshot(e.Args))
+		values = append(values, snapshot(e.Args)...)
 	}
 	i, ts, done, err := run.step("BATCH:"+strings.Join(keys, "\x00"), values)
 	if err != nil || done {
 		return err
 	}
-	pb := run.policy.pinBatch(ctx, s, b, ts)
+	pb, err := run.policy.pinBatch(ctx, s, b, execConfig{ts: ts})
+	if err != nil {
+		return err
+	}
 	err = run.policy.execPinnedBatch(s, pb)
-	run.finish(i, pb.Timestamp, pb.Verdict.Idempotent, err)
+	run.finish(i, pb.timestamp, pb.verdict.Idempotent, err)
 	return err
 }
 
-// snapshot copies bound values so that a caller reusing its slice between runs does not
-// change what the first run is remembered to have sent.
+// snapshot deep-copies bound values — through pointers, slices, maps and arrays — so
+// that a caller reusing a variable or buffer between runs (binding &id, then minting a
+// new id into it) does not change what the first run is remembered to have sent.
 func snapshot(values []any) []any {
-	if values == nil {
-		return []any{}
+	out := make([]any, len(values))
+	for i, v := range values {
+		out[i] = deepCopy(reflect.ValueOf(v)).Interface()
 	}
-	return append([]any{}, values...)
+	return out
+}
+
+func deepCopy(v reflect.Value) reflect.Value {
+	if !v.IsValid() {
+		return reflect.ValueOf((*any)(nil)).Elem() // a nil interface
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return v
+		}
+		c := reflect.New(v.Type().Elem())
+		c.Elem().Set(deepCopy(v.Elem()))
+		return c
+	case reflect.Slice:
+		if v.IsNil() {
+			return v
+		}
+		c := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+		for i := range v.Len() {
+			c.Index(i).Set(deepCopy(v.Index(i)))
+		}
+		return c
+	case reflect.Array:
+		c := reflect.New(v.Type()).Elem()
+		for i := range v.Len() {
+			c.Index(i).Set(deepCopy(v.Index(i)))
+		}
+		return c
+	case reflect.Map:
+		if v.IsNil() {
+			return v
+		}
+		c := reflect.MakeMapWithSize(v.Type(), v.Len())
+		for it := v.MapRange(); it.Next(); {
+			c.SetMapIndex(deepCopy(it.Key()), deepCopy(it.Value()))
+		}
+		return c
+	case reflect.Interface:
+		if v.IsNil() {
+			return v
+		}
+		c := reflect.New(v.Type()).Elem()
+		c.Set(deepCopy(v.Elem()))
+		return c
+	}
+	return v // scalars and structs (by value)
+}
+
+// sameValues compares a re-run's values with the first run's: deeply, with NaN equal to
+// NaN (the same value bound twice).
+func sameValues(a, b []any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !reflect.DeepEqual(a[i], b[i]) && !bothNaN(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func bothNaN(a, b any) bool {
+	isNaN := func(v any) bool {
+		switch x := v.(type) {
+		case float64:
+			return math.IsNaN(x)
+		case float32:
+			return math.IsNaN(float64(x))
+		case *float64:
+			return x != nil && math.IsNaN(*x)
+		case *float32:
+			return x != nil && math.IsNaN(float64(*x))
+		}
+		return false
+	}
+	return isNaN(a) && isNaN(b)
 }

@@ -21,13 +21,23 @@
 //     step bound to other values on a re-run is ErrNondeterministic, and nothing is sent.
 //   - OutcomeUnknownError reports a write that may or may not have applied (a timeout, a
 //     lost connection, a context that ended while an attempt was in flight), with its
-//     statements, values and timestamp; Outbox keeps such writes on disk to replay later.
+//     statements, values and timestamp; package outbox keeps such writes on disk to
+//     replay later (WithOutbox takes any Recorder).
+//
+// One way in: Policy.Exec runs a query, Policy.ExecBatch a batch, AtTimestamp brings your
+// own timestamp, and inside Do the package-level Exec and ExecBatch are the steps (outside
+// Do they return ErrOutsideDo). Earlier ways and their replacements: Pin(…).Exec and
+// Policy.Query(…).Exec → Policy.Exec(ctx, q, AtTimestamp(ts)); PinBatch and ExecBatchAt →
+// Policy.ExecBatch(ctx, s, b, AtTimestamp(ts)); the timestamp a write was pinned to →
+// draw it with Policy.Clock().Next() and pass it with AtTimestamp; Exec with options
+// outside Do → Policy.Exec; OpenOutbox → outbox.Open.
 //
 // What is guaranteed: a statement this package re-sends (a retry, a Do re-run, an outbox
 // replay) was judged repeatable for the values it carries, and carries the timestamp of
 // its first attempt; a statement judged not repeatable is re-sent only after an error
 // that proves nothing was applied (Unavailable, Overloaded, Bootstrapping, no
-// connection, a write timeout of type BATCH_LOG). Set on a cluster (cluster.RetryPolicy),
+// connection). A write timeout of type BATCH_LOG is not such proof: a batchlog replica
+// that stored the batch but answered late replays it later. Set on a cluster (cluster.RetryPolicy),
 // a Policy retries reads and never re-sends a write it did not pin.
 //
 // Errors are classified by type and protocol code (ClassifyError), never by message.

@@ -1,14 +1,18 @@
 package retry
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/cqlsafe/cqlsafe/clientid"
 )
 
-// Option configures a Policy (and Do, which builds one).
-type Option func(*config)
+// Option configures a Policy (and Do, which builds one). An invalid value is rejected,
+// never clamped: the Policy then sends nothing and every Exec, ExecBatch and Do returns
+// the option's error (Policy.Err reports it up front).
+type Option func(*config) error
 
 type config struct {
 	maxAttempts int
@@ -19,8 +23,7 @@ type config struct {
 	observer    func(Event)
 	logger      *slog.Logger
 	schema      Schema
-	outbox      *Outbox
-	policy      *Policy
+	outbox      Recorder
 	nextHost    bool
 }
 
@@ -35,63 +38,92 @@ func defaults() config {
 	}
 }
 
-// WithMaxAttempts bounds the attempts per execution, the first included (values below 1
-// mean 1: no retry).
+// Recorder keeps writes whose outcome stayed unknown, to be re-applied later with their
+// original timestamps (package outbox has a file-backed one). The Policy hands it only
+// repeatable writes.
+type Recorder interface {
+	Append(*OutcomeUnknownError) error
+}
+
+// WithMaxAttempts bounds the attempts per execution, the first included; n ≥ 1 (1: no
+// retry).
 func WithMaxAttempts(n int) Option {
-	return func(c *config) { c.maxAttempts = max(1, n) }
+	return func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("retry: max attempts %d below 1", n)
+		}
+		c.maxAttempts = n
+		return nil
+	}
 }
 
 // WithBackoff sets the exponential backoff: the delay before retry k (k = 1, 2, …) is
 // base·2^(k−1), capped at max, then (with jitter) drawn uniformly from [0, that].
-// Non-positive values keep the defaults.
+// 0 < base ≤ max.
 func WithBackoff(base, max time.Duration) Option {
-	return func(c *config) {
-		if base > 0 {
-			c.baseDelay = base
+	return func(c *config) error {
+		if base <= 0 || max < base {
+			return fmt.Errorf("retry: backoff base %v, max %v: want 0 < base ≤ max", base, max)
 		}
-		if max > 0 {
-			c.maxDelay = max
-		}
-		if c.maxDelay < c.baseDelay {
-			c.maxDelay = c.baseDelay
-		}
+		c.baseDelay, c.maxDelay = base, max
+		return nil
 	}
 }
 
 // WithoutJitter makes delays exactly base·2^(k−1) (capped): for tests.
-func WithoutJitter() Option { return func(c *config) { c.jitter = false } }
+func WithoutJitter() Option { return func(c *config) error { c.jitter = false; return nil } }
 
 // WithClock sets the clock write timestamps are drawn from (default
-// clientid.ProcessClock()).
+// clientid.ProcessClock()). Packages built on retry (overwrite, tombstone, keymigrate,
+// eventlog) draw theirs from the same clock: Policy.Clock.
 func WithClock(clock *clientid.Clock) Option {
-	return func(c *config) {
-		if clock != nil {
-			c.clock = clock
+	return func(c *config) error {
+		if clock == nil {
+			return errors.New("retry: nil clock")
 		}
+		c.clock = clock
+		return nil
 	}
 }
 
 // WithObserver calls f for every failed attempt: retried or not. f must be fast and
-// safe for concurrent use.
-func WithObserver(f func(Event)) Option { return func(c *config) { c.observer = f } }
+// safe for concurrent use. nil removes it.
+func WithObserver(f func(Event)) Option {
+	return func(c *config) error { c.observer = f; return nil }
+}
 
 // WithLogger logs every retry and every give-up at Warn level on l: attempt, error
-// class, delay and statement text. Bound values are never logged.
-func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+// class, delay and statement text. Bound values are never logged. nil removes it.
+func WithLogger(l *slog.Logger) Option { return func(c *config) error { c.logger = l; return nil } }
 
-// WithSchema refines idempotence verdicts with column metadata (see ClassifyWithSchema).
-func WithSchema(s Schema) Option { return func(c *config) { c.schema = s } }
+// WithSchema refines idempotence verdicts with column metadata: SessionSchema reads it
+// from a session, schema.ParseColumns from a .cql file. nil removes it.
+func WithSchema(s Schema) Option { return func(c *config) error { c.schema = s; return nil } }
 
-// WithOutbox appends writes whose outcome stayed unknown (idempotent ones only) to o, so
-// they can be replayed later with their original timestamps.
-func WithOutbox(o *Outbox) Option { return func(c *config) { c.outbox = o } }
-
-// WithPolicy makes Do and Exec use p's settings; options after it still apply.
-func WithPolicy(p *Policy) Option {
-	return func(c *config) {
-		if p != nil {
-			*c = p.cfg
+// WithOutbox appends writes whose outcome stayed unknown (repeatable ones only) to r, so
+// they can be replayed later with their original timestamps (see package outbox). nil
+// removes it.
+func WithOutbox(r Recorder) Option {
+	return func(c *config) error {
+		c.outbox = r
+		if isNilRecorder(r) {
+			c.outbox = nil
 		}
+		return nil
+	}
+}
+
+// WithPolicy starts from p's settings; options after it still apply.
+func WithPolicy(p *Policy) Option {
+	return func(c *config) error {
+		if p == nil {
+			return errors.New("retry: nil policy")
+		}
+		if p.err != nil {
+			return p.err
+		}
+		*c = p.cfg
+		return nil
 	}
 }
 
@@ -99,17 +131,18 @@ func WithPolicy(p *Policy) Option {
 // host instead of the same one: for multi-node clusters, where the coordinator itself
 // may be the problem (paused, overloaded). On a single node there is no next host and
 // such errors are then not retried.
-func WithTimeoutsOnNextHost() Option { return func(c *config) { c.nextHost = true } }
+func WithTimeoutsOnNextHost() Option { return func(c *config) error { c.nextHost = true; return nil } }
 
 // ServicePreset is a preset for request-serving services, where a caller is waiting:
 // 3 attempts, backoff 20 ms doubling to at most 250 ms, with jitter. Worst case it adds
 // about 270 ms of waiting to a request before giving up.
 func ServicePreset() Option {
-	return func(c *config) {
+	return func(c *config) error {
 		c.maxAttempts = 3
 		c.baseDelay = 20 * time.Millisecond
 		c.maxDelay = 250 * time.Millisecond
 		c.jitter = true
+		return nil
 	}
 }
 

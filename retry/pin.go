@@ -61,41 +61,21 @@ func (e execPolicy) GetRetryType(err error) gocql.RetryType {
 	return e.p.retryType(err)
 }
 
-// Pinned is a query prepared by Pin: the query to execute, its verdict and timestamp.
-type Pinned struct {
-	Query     *gocql.Query
-	Verdict   Verdict
-	Timestamp int64 // 0 for reads: nothing to pin
+// pinned is one execution of a query, prepared by pin: the query to execute, its
+// verdict and timestamp.
+type pinned struct {
+	query     *gocql.Query
+	verdict   Verdict
+	timestamp int64 // 0 for reads: nothing to pin
 	state     *execState
 }
 
-// PinnedBatch is a batch prepared by PinBatch.
-type PinnedBatch struct {
-	Batch     *gocql.Batch
-	Verdict   Verdict
-	Timestamp int64
+// pinnedBatch is one execution of a batch, prepared by pinBatch.
+type pinnedBatch struct {
+	batch     *gocql.Batch
+	verdict   Verdict
+	timestamp int64
 	state     *execState
-}
-
-// Pin prepares one execution of q for safe retries and returns a copy of it that:
-//   - carries a write timestamp drawn once from the policy's clock (WithTimestamp), so
-//     every attempt, speculative execution and re-prepare sends the same one — gocql
-//     otherwise stamps each attempt anew and a late retry can overwrite newer data;
-//   - is marked idempotent exactly when the Policy judges this execution repeatable
-//     (its text, its schema and its bound values: Repeatable);
-//   - retries through a policy of its own that sees each error before deciding.
-//
-// Pin once per execution; execute the returned query once. ts, if non-zero, is the
-// timestamp to pin instead of a fresh one (to re-apply a write with its original
-// timestamp). Reads get no timestamp.
-func (p *Policy) Pin(ctx context.Context, q *gocql.Query, ts int64) Pinned {
-	return p.pin(ctx, q, p.cfg.schema, ts)
-}
-
-// Query is Pin for a statement given as text and values, built on s; without a schema
-// of its own (WithSchema) the Policy judges it against s's schema metadata.
-func (p *Policy) Query(ctx context.Context, s *gocql.Session, ts int64, stmt string, values ...any) Pinned {
-	return p.pin(ctx, s.Query(stmt, values...), p.schemaFor(s), ts)
 }
 
 // schemaFor is the Policy's schema, else s's.
@@ -106,15 +86,25 @@ func (p *Policy) schemaFor(s *gocql.Session) Schema {
 	return SessionSchema(s)
 }
 
-func (p *Policy) pin(ctx context.Context, q *gocql.Query, schema Schema, ts int64) Pinned {
+// pin prepares one execution of q for safe retries: a copy of q that carries a write
+// timestamp drawn once (or ts), so every attempt, speculative execution and re-prepare
+// sends the same one — gocql otherwise stamps each attempt anew and a late retry can
+// overwrite newer data —, that is marked idempotent exactly when this execution is
+// repeatable (its text, schema and bound values), and that retries through a policy of
+// its own which sees each error before deciding.
+func (p *Policy) pin(ctx context.Context, q *gocql.Query, c execConfig) (pinned, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	stmt := q.Statement()
-	v := p.classify(schema, q.Keyspace(), stmt).forValues(q.Values())
+	v, err := c.apply(p.classify(p.cfg.schema, q.Keyspace(), stmt).forValues(q.Values()))
+	if err != nil {
+		return pinned{}, err
+	}
 	st := &execState{ctx: ctx, statement: stmt, verdict: v}
 	out := q.WithContext(ctx)
 	out.Idempotent(v.Idempotent).RetryPolicy(execPolicy{p: p, st: st})
+	ts := c.ts
 	if v.Writes {
 		if ts == 0 {
 			ts = p.cfg.clock.Next()
@@ -123,7 +113,7 @@ func (p *Policy) pin(ctx context.Context, q *gocql.Query, schema Schema, ts int6
 	} else {
 		ts = 0
 	}
-	return Pinned{Query: out, Verdict: v, Timestamp: ts, state: st}
+	return pinned{query: out, verdict: v, timestamp: ts, state: st}, nil
 }
 
 // batchVerdict judges a batch: idempotent iff every entry is (with its values) and it is
@@ -149,19 +139,17 @@ func (p *Policy) batchVerdict(schema Schema, b *gocql.Batch) Verdict {
 	return v
 }
 
-// PinBatch is Pin for a batch: one timestamp for the whole batch (statements with their
-// own USING TIMESTAMP keep theirs), idempotent iff every statement is.
-func (p *Policy) PinBatch(ctx context.Context, b *gocql.Batch, ts int64) PinnedBatch {
-	return p.pinBatch(ctx, nil, b, ts)
-}
-
-// pinBatch is PinBatch judging the entries against s's schema metadata when the Policy
-// has no schema of its own (s may be nil).
-func (p *Policy) pinBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch, ts int64) PinnedBatch {
+// pinBatch is pin for a batch: one timestamp for the whole batch (statements with their
+// own USING TIMESTAMP keep theirs), idempotent iff every statement is. Without a schema
+// of its own the Policy judges the entries against s's schema metadata.
+func (p *Policy) pinBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch, c execConfig) (pinnedBatch, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	v := p.batchVerdict(p.schemaFor(s), b)
+	v, err := c.apply(p.batchVerdict(p.schemaFor(s), b))
+	if err != nil {
+		return pinnedBatch{}, err
+	}
 	st := &execState{ctx: ctx, statement: fmt.Sprintf("BATCH(%d)", len(b.Entries)), verdict: v}
 	out := b.WithContext(ctx)
 	// The entries are shared with the caller's batch; copy before marking them. gocql
@@ -171,69 +159,86 @@ func (p *Policy) pinBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch,
 		out.Entries[i].Idempotent = v.Idempotent
 	}
 	out.RetryPolicy(execPolicy{p: p, st: st})
+	ts := c.ts
 	if ts == 0 {
 		ts = p.cfg.clock.Next()
 	}
 	out.WithTimestamp(ts)
-	return PinnedBatch{Batch: out, Verdict: v, Timestamp: ts, state: st}
+	return pinnedBatch{batch: out, verdict: v, timestamp: ts, state: st}, nil
 }
 
-// Exec pins q (see Pin) and executes it. A write that failed in a way that may have
-// applied it (timeouts, lost connections, the context ending while an attempt was in
-// flight) returns an *OutcomeUnknownError carrying the statement, values and pinned
-// timestamp; it is appended to the outbox when one is configured and the write is
-// idempotent. A context already done sends nothing and returns its error.
-func (p *Policy) Exec(ctx context.Context, q *gocql.Query) error {
+// Exec executes q with safe retries: one write timestamp pinned before the first attempt
+// (from the Policy's clock, or AtTimestamp), retried as the Policy decides for this
+// execution (see Policy). A write that failed in a way that may have applied it
+// (timeouts, lost connections, the context ending while an attempt was in flight)
+// returns an *OutcomeUnknownError carrying the statement, values and pinned timestamp;
+// it goes to the outbox when one is configured and the write is repeatable. A context
+// already done sends nothing and returns its error; so do invalid options.
+func (p *Policy) Exec(ctx context.Context, q *gocql.Query, opts ...ExecOption) error {
 	if q == nil {
 		return errors.New("retry: nil query")
 	}
-	return p.execPinned(p.Pin(ctx, q, 0))
+	if p.err != nil {
+		return p.err
+	}
+	c, err := execOptions(opts)
+	if err != nil {
+		return err
+	}
+	pq, err := p.pin(ctx, q, c)
+	if err != nil {
+		return err
+	}
+	return p.execPinned(pq)
 }
 
-// Exec executes a pinned query once (with its retries), with Policy.Exec's error
-// contract.
-func (pq Pinned) Exec(p *Policy) error { return p.execPinned(pq) }
-
-func (p *Policy) execPinned(pq Pinned) error {
+func (p *Policy) execPinned(pq pinned) error {
 	if err := pq.state.ctx.Err(); err != nil {
 		return err // nothing sent
 	}
-	err := pq.Query.Exec()
+	err := pq.query.Exec()
 	if err == nil {
 		return nil
 	}
-	stmt := Statement{CQL: pq.state.statement, Values: pq.Query.Values()}
-	return p.outcome(err, pq.Verdict, pq.Timestamp, pq.state, false, gocql.UnloggedBatch, []Statement{stmt})
+	stmt := Statement{CQL: pq.state.statement, Values: pq.query.Values()}
+	return p.outcome(err, pq.verdict, pq.timestamp, pq.state, false, gocql.UnloggedBatch, []Statement{stmt})
 }
 
-// ExecBatch pins b (see PinBatch) and executes it, with Exec's error contract.
-func (p *Policy) ExecBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch) error {
-	return p.ExecBatchAt(ctx, s, b, 0)
-}
-
-// ExecBatchAt pins b to timestamp ts (see PinBatch; 0: a fresh one) and executes it,
-// with Exec's error contract. Callers that reserve timestamps themselves (overwrite)
-// use it.
-func (p *Policy) ExecBatchAt(ctx context.Context, s *gocql.Session, b *gocql.Batch, ts int64) error {
+// ExecBatch is Exec for a batch on s: one timestamp for the whole batch (statements with
+// their own USING TIMESTAMP keep theirs), repeatable iff every statement is and it is not
+// a COUNTER batch. Without a schema of its own (WithSchema) the Policy judges the entries
+// against s's schema metadata.
+func (p *Policy) ExecBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch, opts ...ExecOption) error {
 	if s == nil || b == nil {
 		return errors.New("retry: nil session or batch")
 	}
-	return p.execPinnedBatch(s, p.pinBatch(ctx, s, b, ts))
+	if p.err != nil {
+		return p.err
+	}
+	c, err := execOptions(opts)
+	if err != nil {
+		return err
+	}
+	pb, err := p.pinBatch(ctx, s, b, c)
+	if err != nil {
+		return err
+	}
+	return p.execPinnedBatch(s, pb)
 }
 
-func (p *Policy) execPinnedBatch(s *gocql.Session, pb PinnedBatch) error {
+func (p *Policy) execPinnedBatch(s *gocql.Session, pb pinnedBatch) error {
 	if err := pb.state.ctx.Err(); err != nil {
 		return err // nothing sent
 	}
-	err := s.ExecuteBatch(pb.Batch)
+	err := s.ExecuteBatch(pb.batch)
 	if err == nil {
 		return nil
 	}
-	stmts := make([]Statement, len(pb.Batch.Entries))
-	for i, e := range pb.Batch.Entries {
+	stmts := make([]Statement, len(pb.batch.Entries))
+	for i, e := range pb.batch.Entries {
 		stmts[i] = Statement{CQL: e.Stmt, Values: e.Args}
 	}
-	return p.outcome(err, pb.Verdict, pb.Timestamp, pb.state, true, pb.Batch.Type, stmts)
+	return p.outcome(err, pb.verdict, pb.timestamp, pb.state, true, pb.batch.Type, stmts)
 }
 
 // outcome turns the final error of an execution into what the caller gets: an
@@ -259,7 +264,7 @@ func (p *Policy) outcome(err error, v Verdict, ts int64, st *execState, batch bo
 		Idempotent: v.Idempotent, Reasons: v.Reasons, Attempts: attempts, Err: err}
 	if p.cfg.outbox != nil && v.Idempotent {
 		if oerr := p.cfg.outbox.Append(ou); oerr != nil {
-			return fmt.Errorf("%w (and the outbox append failed: %v)", ou, oerr)
+			return fmt.Errorf("%w (and the outbox append failed: %w)", ou, oerr)
 		}
 	}
 	return ou

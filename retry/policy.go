@@ -9,6 +9,7 @@ import (
 
 	"github.com/gocql/gocql"
 
+	"github.com/cqlsafe/cqlsafe/clientid"
 	"github.com/cqlsafe/cqlsafe/internal/wait"
 )
 
@@ -22,12 +23,13 @@ import (
 //
 //	context done, attempts exhausted, fatal error classes   never retried
 //	nothing applied (Unavailable, Overloaded, Bootstrapping,
-//	  no connection, write timeout of type BATCH_LOG)       retried, even if not idempotent
+//	  no connection)                                         retried, even if not idempotent
 //	                                                         (Overloaded, Bootstrapping and no
 //	                                                         connection on the next host)
 //	logged batch in the batch log (write timeout BATCH)     never re-sent: ErrBatchLogged
-//	may have applied (write timeout or failure, client
-//	  timeout, connection lost mid-request)                  retried only if idempotent
+//	may have applied (write timeout or failure of any other
+//	  type — BATCH_LOG too: a batchlog replica may replay
+//	  it —, client timeout, connection lost mid-request)     retried only if idempotent
 //	read timeout                                             retried
 //
 // A write that may have applied and was not retried (or ran out of attempts) returns an
@@ -42,6 +44,7 @@ import (
 // context is done. A Policy is safe for concurrent use.
 type Policy struct {
 	cfg     config
+	err     error    // the first invalid option: nothing is sent
 	verdict sync.Map // verdictKey → cachedVerdict (bounded by verdictCacheMax)
 	cached  int64
 	mu      sync.Mutex
@@ -62,16 +65,32 @@ var _ gocql.RetryPolicy = (*Policy)(nil)
 //     slice may be a non-frozen list, so it is not retried);
 //   - no outbox (WithOutbox).
 //
+// Invalid option values are rejected, not clamped: see Err.
+//
 // ServicePreset() tunes it for request-serving code.
 func NewPolicy(opts ...Option) *Policy {
 	c := defaults()
+	var err error
 	for _, o := range opts {
-		if o != nil {
-			o(&c)
+		if o == nil {
+			continue
+		}
+		if err = o(&c); err != nil {
+			break
 		}
 	}
-	return &Policy{cfg: c}
+	return &Policy{cfg: c, err: err}
 }
+
+// Err returns the error of the first invalid option NewPolicy was given, or nil. A
+// Policy with an invalid option sends nothing: Exec, ExecBatch and Do return this error.
+func (p *Policy) Err() error { return p.err }
+
+// Schema returns the schema given with WithSchema, or nil.
+func (p *Policy) Schema() Schema { return p.cfg.schema }
+
+// Clock returns the clock the Policy draws write timestamps from (WithClock).
+func (p *Policy) Clock() *clientid.Clock { return p.cfg.clock }
 
 // MaxAttempts returns the bound on attempts per execution.
 func (p *Policy) MaxAttempts() int { return p.cfg.maxAttempts }
@@ -81,6 +100,9 @@ func (p *Policy) MaxAttempts() int { return p.cfg.maxAttempts }
 // keyspace is where statements that name no keyspace run (the session's). The Policy's
 // schema (WithSchema) refines it.
 func (p *Policy) Repeatable(keyspace, cql string, values []any) Verdict {
+	if p.err != nil {
+		return Verdict{Reasons: []string{"invalid policy: " + p.err.Error()}, Kind: KindUnknown, Writes: true}
+	}
 	return p.classify(p.cfg.schema, keyspace, cql).forValues(values)
 }
 
@@ -89,6 +111,9 @@ func (p *Policy) Repeatable(keyspace, cql string, values []any) Verdict {
 // timestamp is not pinned. gocql calls Attempt without the error; GetRetryType then
 // rethrows errors of classes that are not retryable.
 func (p *Policy) Attempt(q gocql.RetryableQuery) bool {
+	if p.err != nil {
+		return false
+	}
 	ctx := q.Context()
 	attempts := q.Attempts()
 	stmt, v := p.unpinnedVerdict(q)

@@ -97,7 +97,7 @@ func TestRetryDecisions(t *testing.T) {
 		{reqErr{gocql.ErrCodeOverloaded}, true, true, gocql.RetryNextHost, false},
 		{reqErr{gocql.ErrCodeBootstrapping}, true, true, gocql.RetryNextHost, false},
 		{gocql.ErrNoConnections, true, true, gocql.RetryNextHost, false},
-		{&gocql.RequestErrWriteTimeout{WriteType: "BATCH_LOG"}, true, true, gocql.Retry, false},
+		{&gocql.RequestErrWriteTimeout{WriteType: "BATCH_LOG"}, true, false, gocql.Retry, true},
 		{&gocql.RequestErrWriteTimeout{WriteType: "BATCH"}, false, false, gocql.Rethrow, false},
 		{&gocql.RequestErrReadTimeout{}, true, false, gocql.Retry, false},
 		{&gocql.RequestErrWriteTimeout{WriteType: "SIMPLE"}, true, false, gocql.Retry, true},

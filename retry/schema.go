@@ -106,6 +106,9 @@ func (v Verdict) forValues(values []any) Verdict {
 	}
 	for _, b := range v.binds {
 		if b.index >= len(values) {
+			// No value to judge (a binder function, or values still to come): a marker
+			// that decides idempotence makes the execution not repeatable.
+			v = v.withReason(v.Reasons, fmt.Sprintf("no value to judge for bind marker %d, which may be bound to a non-frozen list", b.index+1))
 			continue
 		}
 		val := values[b.index]
@@ -171,10 +174,14 @@ func nonEmptyValue(v any) bool {
 	return true
 }
 
-// listLike: a non-empty slice or array that is not bytes (blobs, UUIDs, inet).
+// listLike: a non-empty slice or array that is not bytes (blobs, UUIDs, inet), or a
+// value with its own CQL marshalling (gocql.Marshaler), which may marshal a list.
 func listLike(v any) bool {
 	if v == nil || v == gocql.UnsetValue {
 		return false
+	}
+	if _, ok := v.(gocql.Marshaler); ok && !knownMarshaler(v) {
+		return true
 	}
 	rv := reflect.ValueOf(v)
 	for rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface {
@@ -207,4 +214,22 @@ func (v Verdict) ValueConditions() []string {
 		}
 	}
 	return out
+}
+
+// isNilRecorder reports a typed nil pointer in a Recorder interface.
+func isNilRecorder(r Recorder) bool {
+	if r == nil {
+		return true
+	}
+	v := reflect.ValueOf(r)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
+// knownMarshaler: gocql's own value types that marshal themselves and are never lists.
+func knownMarshaler(v any) bool {
+	switch v.(type) {
+	case gocql.UUID, *gocql.UUID, gocql.Duration, *gocql.Duration:
+		return true
+	}
+	return false
 }

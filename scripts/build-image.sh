@@ -6,6 +6,7 @@
 #   2. a tiny Dockerfile on top: the Cassandra home from fetch-cassandra.sh, cqlsh from
 #      PyPI, and an entrypoint honouring the official image's CASSANDRA_* variables.
 # Reuses the image when it exists and its inputs have not changed; prints its name.
+# shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 ROOTFS_IMAGE="${CQLSAFE_ROOTFS_IMAGE:-cqlsafe/debian-jre17:bookworm}"
@@ -15,8 +16,12 @@ CQLSH_VERSION="${CQLSH_VERSION:-6.2.2}"
 "$CQLSAFE_ROOT/scripts/dockerd.sh"
 
 # The image is rebuilt when anything that goes into it changes.
-inputs_hash="$( (echo "$CASSANDRA_VERSION $CQLSH_VERSION"; cat "$0"; \
-  find "$CQLSAFE_ROOT/scripts/cassandra" -type f | sort | xargs cat) | sha256sum | cut -c1-16)"
+# Every input: this script, the fetch script and shared settings, the launcher and config,
+# the entrypoint and cqlsh wrapper, and the versions.
+inputs_hash="$( (echo "$CASSANDRA_VERSION $CQLSH_VERSION $ROOTFS_IMAGE"; \
+  find "$CQLSAFE_ROOT/scripts/build-image.sh" "$CQLSAFE_ROOT/scripts/fetch-cassandra.sh" "$CQLSAFE_ROOT/scripts/lib.sh" \
+    "$CQLSAFE_ROOT/scripts/cassandra" "$CQLSAFE_ROOT/scripts/image" -type f -print0 | sort -z | xargs -0 cat) \
+  | sha256sum | cut -c1-16)"
 if [ "$(docker image inspect -f '{{index .Config.Labels "io.cqlsafe.inputs"}}' "$CQLSAFE_LOCAL_IMAGE" 2>/dev/null)" = "$inputs_hash" ]; then
   log "image $CQLSAFE_LOCAL_IMAGE is up to date"
   printf '%s\n' "$CQLSAFE_LOCAL_IMAGE"; exit 0

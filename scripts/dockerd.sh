@@ -1,6 +1,7 @@
 #!/bin/bash
 # Makes sure a Docker Engine answers on this machine: installs Debian's docker.io when
 # missing and starts dockerd in the background when it is not running.
+# shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 if docker info >/dev/null 2>&1; then exit 0; fi

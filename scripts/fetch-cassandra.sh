@@ -7,6 +7,7 @@
 # does not publish it for 5.0.x, so then cassandra-all:<v> and its runtime dependencies are
 # resolved by Maven and started as org.apache.cassandra.service.CassandraDaemon by our own
 # launcher (scripts/cassandra/bin). Either way conf/ and bin/ come from this repository.
+# shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 home="$CASSANDRA_HOME_DIR"
@@ -47,14 +48,19 @@ POM
     # Native helpers for other platforms are dead weight in a Linux image.
     rm -f "$tmp"/lib/*-osx-*.jar "$tmp"/lib/*-windows-*.jar "$tmp"/lib/*-riscv64.jar
   fi
-  ls "$tmp"/lib/cassandra-all-*.jar "$tmp"/lib/apache-cassandra-*.jar >/dev/null 2>&1 \
-    || ls "$tmp"/lib/jamm-*.jar >/dev/null || die "resolved libraries look incomplete"
+  # A usable home has Cassandra's own jar, jamm (the memory meter the JVM loads as an
+  # agent) and its few hundred dependencies.
+  compgen -G "$tmp/lib/cassandra-all-*.jar" >/dev/null || compgen -G "$tmp/lib/apache-cassandra-*.jar" >/dev/null \
+    || die "resolved libraries have no Cassandra jar"
+  compgen -G "$tmp/lib/jamm-*.jar" >/dev/null || die "resolved libraries have no jamm jar"
+  jars=$(find "$tmp/lib" -name '*.jar' | wc -l)
+  [ "$jars" -ge 50 ] || die "resolved libraries look incomplete: $jars jars"
   rm -rf "$home"
   mkdir -p "$home"
   mv "$tmp/lib" "$home/lib"
   printf '%s\n' "$CASSANDRA_VERSION" > "$stamp"
 fi
 # conf/ and bin/ are always refreshed from the repository (cheap; keeps edits visible).
-rm -rf "$home/conf" "$home/bin"
+rm -rf "${home:?}/conf" "${home:?}/bin"
 cp -r "$CQLSAFE_ROOT/scripts/cassandra/conf" "$CQLSAFE_ROOT/scripts/cassandra/bin" "$home/"
 printf '%s\n' "$home"

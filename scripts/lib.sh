@@ -1,6 +1,8 @@
 # shellcheck shell=bash
 # Shared settings for the scripts that fetch, start and package Apache Cassandra.
 # Sourced, not run. Everything is overridable from the environment.
+# The settings are read by the scripts that source this file:
+# shellcheck disable=SC2034
 
 set -euo pipefail
 
@@ -23,7 +25,7 @@ die() { log "error: $*"; exit 1; }
 java17() {
   local c
   for c in "${CASSANDRA_JAVA_HOME:-}" /usr/lib/jvm/java-17-openjdk-amd64 /usr/lib/jvm/java-17-openjdk-arm64 /usr/lib/jvm/java-17-openjdk /usr/lib/jvm/temurin-17-jdk-amd64; do
-    [ -n "$c" ] && [ -x "$c/bin/java" ] || continue
+    if [ -z "$c" ] || [ ! -x "$c/bin/java" ]; then continue; fi
     if "$c/bin/java" -version 2>&1 | grep -q 'version "17\.'; then
       printf '%s\n' "$c/bin/java"; return 0
     fi

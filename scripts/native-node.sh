@@ -13,6 +13,7 @@
 # CQLSAFE_NODE_TOKEN (0), MAX_HEAP_SIZE (1G), HEAP_NEWSIZE (200M),
 # CQLSAFE_NODE_TIMEOUT (seconds to wait for CQL, 180).
 # Prints the contact point host:port on stdout after start.
+# shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 name="${CQLSAFE_NODE_NAME:-node1}"
@@ -28,11 +29,12 @@ case "$addr" in 127.*|localhost) ;; *) die "refusing non-loopback address $addr"
 # the node's native transport is up and speaking CQL, not just a port that is open.
 cql_answers() {
   local reply
+  # shellcheck disable=SC2016 # $0 and $1 expand in the inner shell
   reply="$(timeout 3 bash -c '
     exec 3<>"/dev/tcp/$0/$1" || exit 1
     printf "\x04\x00\x00\x00\x05\x00\x00\x00\x00" >&3
     head -c 5 <&3 | od -An -tx1' "$addr" "$port" 2>/dev/null)" || return 1
-  [ "$(echo $reply)" = "84 00 00 00 06" ]
+  [ "$(printf '%s' "$reply" | tr -d ' \n')" = "8400000006" ]
 }
 
 running() { [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
@@ -72,7 +74,7 @@ stop() {
   local pid; pid="$(cat "$pidfile")"
   kill "$pid" 2>/dev/null || true
   for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
-  kill -9 "$pid" 2>/dev/null || true
+  if kill -0 "$pid" 2>/dev/null; then kill -9 "$pid" 2>/dev/null || true; fi
   rm -f "$pidfile"
   log "$name stopped"
 }

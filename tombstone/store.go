@@ -110,17 +110,15 @@ type Option func(*config) error
 type config struct {
 	ttl       time.Duration
 	settle    time.Duration
-	clock     *clientid.Clock
-	policy    *retry.Policy
+	policy    *retry.Policy // its clock stamps deletes and records
 	afterRead func()
 	now       func() time.Time
 }
 
 // defaults: tombstones live 30 days; a restore with a lost reply is settled 2 s after it
-// was sent; timestamps from clientid.ProcessClock(); retries through retry.NewPolicy().
+// was sent; retries, and timestamps from the clock of, retry.NewPolicy().
 func defaults() config {
-	return config{ttl: 30 * 24 * time.Hour, settle: 2 * time.Second, clock: clientid.ProcessClock(),
-		policy: retry.NewPolicy(), now: time.Now}
+	return config{ttl: 30 * 24 * time.Hour, settle: 2 * time.Second, policy: retry.NewPolicy(), now: time.Now}
 }
 
 // WithSettleDelay sets how long after sending a restore whose reply was lost Undelete
@@ -149,22 +147,15 @@ func WithTTL(d time.Duration) Option {
 	}
 }
 
-// WithClock sets the clock delete timestamps fall back to.
-func WithClock(clock *clientid.Clock) Option {
-	return func(c *config) error {
-		if clock == nil {
-			return errors.New("tombstone: nil clock")
-		}
-		c.clock = clock
-		return nil
-	}
-}
-
-// WithRetryPolicy retries the delete batch through p.
+// WithRetryPolicy retries the delete batch through p, and takes timestamps from p's
+// clock. p must be valid (retry.Policy.Err).
 func WithRetryPolicy(p *retry.Policy) Option {
 	return func(c *config) error {
 		if p == nil {
 			return errors.New("tombstone: nil retry policy")
+		}
+		if err := p.Err(); err != nil {
+			return fmt.Errorf("tombstone: %w", err)
 		}
 		c.policy = p
 		return nil
@@ -361,7 +352,7 @@ func (st *Store) Delete(ctx context.Context, t *overwrite.Table, key any, comman
 				ErrInvalidName, c.Name, tableName(t), expiresKey)
 		}
 	}
-	fallbackTS := st.cfg.clock.Next() // before the read: see the package doc
+	fallbackTS := st.cfg.policy.Clock().Next() // before the read: see the package doc
 	rs, err := st.readRow(ctx, t, keyVals, 0)
 	if err != nil {
 		return Record{}, err
@@ -397,7 +388,7 @@ func (st *Store) Delete(ctx context.Context, t *overwrite.Table, key any, comman
 	b.Query(fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE %s", cqltext.QuoteQualified(t.Keyspace, t.Name), keyWhere(t)),
 		append([]any{ts}, keyVals...)...)
 	// The batch timestamp applies to the tombstone record only; the delete has its own.
-	if err := st.cfg.policy.ExecBatchAt(ctx, st.s, b, st.cfg.clock.Next()); err != nil {
+	if err := st.cfg.policy.ExecBatch(ctx, st.s, b, retry.AtTimestamp(st.cfg.policy.Clock().Next())); err != nil {
 		return rec, fmt.Errorf("tombstone: delete %s: %w", rec.Table, err)
 	}
 	return rec, nil

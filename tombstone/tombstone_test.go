@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/retry"
 )
 
 func TestNewRejectsBadInput(t *testing.T) {
@@ -19,7 +21,7 @@ func TestNewRejectsBadInput(t *testing.T) {
 	if _, err := New(ctx, nil, "app", "tombstones"); err == nil {
 		t.Error("nil session accepted")
 	}
-	for _, o := range []Option{WithTTL(0), WithTTL(1500 * time.Millisecond), WithClock(nil), WithRetryPolicy(nil)} {
+	for _, o := range []Option{WithTTL(0), WithTTL(1500 * time.Millisecond), WithRetryPolicy(nil), WithRetryPolicy(retry.NewPolicy(retry.WithBackoff(0, 0)))} {
 		c := defaults()
 		if err := o(&c); err == nil {
 			t.Error("bad option accepted")

@@ -406,7 +406,7 @@ func (st *Store) Reconcile(ctx context.Context, t *overwrite.Table, fix bool) (R
 			for _, r := range recs {
 				b.Query(st.cleanCQL, r.written, name, rk, r.ID)
 			}
-			if err := st.cfg.policy.ExecBatchAt(ctx, st.s, b, st.cfg.clock.Next()); err != nil {
+			if err := st.cfg.policy.ExecBatch(ctx, st.s, b, retry.AtTimestamp(st.cfg.policy.Clock().Next())); err != nil {
 				return rep, fmt.Errorf("tombstone: clean up: %w", err)
 			}
 			rep.Cleaned++

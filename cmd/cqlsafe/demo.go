@@ -218,8 +218,8 @@ func (d *demo) retry(w io.Writer) error {
 	p := retry.NewPolicy(retry.WithBackoff(10*time.Millisecond, 100*time.Millisecond),
 		retry.WithObserver(func(e retry.Event) { attempts.Add(1) }))
 	px.SetRule(faultproxy.DropNext(1, faultproxy.Writes("INSERT INTO kv")))
-	pq := p.Pin(d.ctx, ps.Query("INSERT INTO kv (id, v) VALUES (?, ?)", 1, "hello"), 0)
-	if err := pq.Query.Exec(); err != nil {
+	pinned := p.Clock().Next()
+	if err := p.Exec(d.ctx, ps.Query("INSERT INTO kv (id, v) VALUES (?, ?)", 1, "hello"), retry.AtTimestamp(pinned)); err != nil {
 		return err
 	}
 	var n int
@@ -228,8 +228,8 @@ func (d *demo) retry(w io.Writer) error {
 		return err
 	}
 	same := "same WRITETIME as pinned"
-	if wt != pq.Timestamp {
-		same = fmt.Sprintf("WRITETIME %d != pinned %d", wt, pq.Timestamp)
+	if wt != pinned {
+		same = fmt.Sprintf("WRITETIME %d != pinned %d", wt, pinned)
 	}
 	fmt.Fprintf(w, "idempotent write, response dropped\t—\twritten once after %d attempts, %s (rows: %d)\n", attempts.Load()+1, same, n)
 

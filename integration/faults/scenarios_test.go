@@ -331,12 +331,13 @@ func TestTombstoneRacingWritesUnderLatency(t *testing.T) {
 				v := w*1000 + i
 				attempted.Add(1)
 				t0 := time.Now()
-				pq := policy().Query(ctx, e.s, 0, `UPDATE items SET v = ? WHERE id = ?`, v, id)
-				if err := pq.Exec(policy()); err == nil {
+				pol := policy()
+				ts := pol.Clock().Next()
+				if err := pol.Exec(ctx, e.s.Query(`UPDATE items SET v = ? WHERE id = ?`, v, id), retry.AtTimestamp(ts)); err == nil {
 					acked.Add(1)
 					lat.add(time.Since(t0))
 					mu.Lock()
-					writes[id] = append(writes[id], write{pq.Timestamp, v})
+					writes[id] = append(writes[id], write{ts, v})
 					mu.Unlock()
 				}
 			}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cqlsafe/cqlsafe/integration/faultproxy"
 	"github.com/cqlsafe/cqlsafe/integration/harness"
+	"github.com/cqlsafe/cqlsafe/outbox"
 	"github.com/cqlsafe/cqlsafe/retry"
 )
 
@@ -100,7 +101,7 @@ func TestRetryOutboxReplayKeepsConcurrentAppends(t *testing.T) {
 	s0, ks := node.Keyspace(t)
 	harness.Exec(t, s0, `CREATE TABLE kv (id int PRIMARY KEY, v text)`)
 	s, px := proxied(t, ks, 5*time.Second)
-	ob, err := retry.OpenOutbox(filepath.Join(t.TempDir(), "outbox"))
+	ob, err := outbox.Open(filepath.Join(t.TempDir(), "outbox"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +165,7 @@ func TestRetryOutboxReplaysBatchWithItsType(t *testing.T) {
 			harness.Exec(t, s0, `CREATE TABLE a (id int PRIMARY KEY, v text)`)
 			harness.Exec(t, s0, `CREATE TABLE b (id int PRIMARY KEY, v text)`)
 			s, px := proxied(t, ks, 5*time.Second)
-			ob, err := retry.OpenOutbox(filepath.Join(t.TempDir(), "outbox"))
+			ob, err := outbox.Open(filepath.Join(t.TempDir(), "outbox"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -228,7 +229,7 @@ func TestRetryOutboxReplaysOldRecordsAsLogged(t *testing.T) {
 		`{"cql":"INSERT INTO a (id, v) VALUES (?, ?)","values":[{"t":"int","v":"1"},{"t":"string","v":"a1"}]},`+
 		`{"cql":"INSERT INTO b (id, v) VALUES (?, ?)","values":[{"t":"int","v":"2"},{"t":"string","v":"b2"}]}],`+
 		`"recorded":"2026-01-02T03:04:05Z","err":"gocql: no response received from cassandra within timeout period"}`, ts))
-	ob, err := retry.OpenOutbox(path)
+	ob, err := outbox.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +262,7 @@ func TestRetryOutboxReplayRefusesNonIdempotent(t *testing.T) {
 	ts := time.Now().UnixMicro()
 	writeRawOutboxRecord(t, path, fmt.Sprintf(`{"ts":%d,"stmts":[{"cql":"UPDATE l SET l = l + [7] WHERE id = ?","values":[{"t":"int","v":"1"}]}],"recorded":"2026-01-02T03:04:05Z"}`, ts))
 	writeRawOutboxRecord(t, path, fmt.Sprintf(`{"ts":%d,"stmts":[{"cql":"INSERT INTO kv (id, v) VALUES (?, ?)","values":[{"t":"int","v":"1"},{"t":"string","v":"one"}]}],"recorded":"2026-01-02T03:04:05Z"}`, ts))
-	ob, err := retry.OpenOutbox(path)
+	ob, err := outbox.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +321,7 @@ func TestRetryOutboxNeverReplaysNonFrozenListAssignment(t *testing.T) {
 	ts := time.Now().UnixMicro()
 	writeRawOutboxRecord(t, path, fmt.Sprintf(`{"ts":%d,"stmts":[{"cql":"UPDATE l SET l = [1, 2] WHERE id = 1"}],"recorded":"2026-01-02T03:04:05Z"}`, ts))
 	writeRawOutboxRecord(t, path, fmt.Sprintf(`{"ts":%d,"stmts":[{"cql":"UPDATE l SET f = [1, 2] WHERE id = 1"}],"recorded":"2026-01-02T03:04:05Z"}`, ts))
-	ob, err := retry.OpenOutbox(path)
+	ob, err := outbox.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,9 +52,8 @@ func BenchmarkRetryDroppedResponses(b *testing.B) {
 					if i >= n {
 						return
 					}
-					pq := p.Pin(context.Background(), s.Query(`INSERT INTO ev (p, id, v) VALUES (?, ?, ?)`, part, ids[i], i), 0)
-					ts[i] = pq.Timestamp
-					if err := pq.Query.Exec(); err != nil {
+					ts[i] = p.Clock().Next()
+					if err := p.Exec(context.Background(), s.Query(`INSERT INTO ev (p, id, v) VALUES (?, ?, ?)`, part, ids[i], i), retry.AtTimestamp(ts[i])); err != nil {
 						failed.Add(1)
 					}
 				}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cqlsafe/cqlsafe/integration/faultproxy"
 	"github.com/cqlsafe/cqlsafe/integration/harness"
+	"github.com/cqlsafe/cqlsafe/outbox"
 	"github.com/cqlsafe/cqlsafe/retry"
 )
 
@@ -47,9 +48,8 @@ func TestRetryIdempotentWritesUnderDroppedResponses(t *testing.T) {
 		go func(i int) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			pq := p.Pin(ctx, s.Query(`INSERT INTO kv (id, v) VALUES (?, ?)`, i, fmt.Sprint("v", i)), 0)
-			ts[i] = pq.Timestamp
-			if err := pq.Query.Exec(); err != nil {
+			ts[i] = p.Clock().Next()
+			if err := p.Exec(ctx, s.Query(`INSERT INTO kv (id, v) VALUES (?, ?)`, i, fmt.Sprint("v", i)), retry.AtTimestamp(ts[i])); err != nil {
 				errs <- fmt.Errorf("row %d: %w", i, err)
 			}
 		}(i)
@@ -226,7 +226,7 @@ func TestOutboxReplay(t *testing.T) {
 	s0, ks := node.Keyspace(t)
 	harness.Exec(t, s0, `CREATE TABLE kv (id int PRIMARY KEY, v text)`)
 	s, px := proxied(t, ks, 200*time.Millisecond)
-	ob, err := retry.OpenOutbox(t.TempDir() + "/outbox")
+	ob, err := outbox.Open(t.TempDir() + "/outbox")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func TestRetryDeadlineAfterSendIsOutcomeUnknown(t *testing.T) {
 	s0, ks := node.Keyspace(t)
 	harness.Exec(t, s0, `CREATE TABLE kv (id int PRIMARY KEY, v text)`)
 	s, px := proxied(t, ks, 5*time.Second) // the client timeout is far away: the deadline decides
-	ob, err := retry.OpenOutbox(t.TempDir() + "/outbox")
+	ob, err := outbox.Open(t.TempDir() + "/outbox")
 	if err != nil {
 		t.Fatal(err)
 	}

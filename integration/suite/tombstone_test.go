@@ -15,6 +15,7 @@ import (
 	"github.com/cqlsafe/cqlsafe/integration/faultproxy"
 	"github.com/cqlsafe/cqlsafe/integration/harness"
 	"github.com/cqlsafe/cqlsafe/overwrite"
+	"github.com/cqlsafe/cqlsafe/retry"
 	"github.com/cqlsafe/cqlsafe/schema"
 	"github.com/cqlsafe/cqlsafe/tombstone"
 )
@@ -334,7 +335,7 @@ func TestTombstoneReconcileKeepsLaterDelete(t *testing.T) {
 		t.Fatalf("%d records left after the clean-up", len(recs))
 	}
 	lagging, err := tombstone.New(ctx, s, tbl.Keyspace, "tombstones",
-		tombstone.WithClock(clientid.NewClockFunc(func() time.Time { return time.Now().Add(-time.Minute) })))
+		tombstone.WithRetryPolicy(retry.NewPolicy(retry.WithClock(clientid.NewClockFunc(func() time.Time { return time.Now().Add(-time.Minute) })))))
 	if err != nil {
 		t.Fatal(err)
 	}

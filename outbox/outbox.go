@@ -1,4 +1,4 @@
-package retry
+package outbox
 
 import (
 	"bufio"
@@ -19,34 +19,36 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/retry"
 )
 
-// ErrOutboxValue is returned by Outbox.Append for a bound value it cannot store.
-var ErrOutboxValue = errors.New("retry: outbox cannot store value")
+// ErrValue is returned by Outbox.Append for a bound value it cannot store.
+var ErrValue = errors.New("outbox: cannot store value")
 
-// ErrOutboxLocked is returned by OpenOutbox when another Outbox (in this or another
+// ErrLocked is returned by Open when another Outbox (in this or another
 // process) has the file open.
-var ErrOutboxLocked = errors.New("retry: outbox is open elsewhere")
+var ErrLocked = errors.New("outbox: is open elsewhere")
 
-// ErrOutboxCorrupt is matched by *OutboxCorruptError.
-var ErrOutboxCorrupt = errors.New("retry: outbox file is corrupt")
+// ErrCorrupt is matched by *CorruptError.
+var ErrCorrupt = errors.New("outbox: file is corrupt")
 
-// OutboxCorruptError is returned by OpenOutbox when the file holds a damaged record that
+// CorruptError is returned by Open when the file holds a damaged record that
 // is not a torn tail (intact data follows it). The file is left untouched: cutting it
 // there would discard the records after the damage.
-type OutboxCorruptError struct {
+type CorruptError struct {
 	Path   string
 	Offset int64 // of the first damaged record
 }
 
-func (e *OutboxCorruptError) Error() string {
-	return fmt.Sprintf("retry: outbox %s is corrupt at offset %d (not a torn tail: data follows)", e.Path, e.Offset)
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("outbox: %s is corrupt at offset %d (not a torn tail: data follows)", e.Path, e.Offset)
 }
 
-// Is makes errors.Is(err, ErrOutboxCorrupt) true.
-func (e *OutboxCorruptError) Is(target error) bool { return target == ErrOutboxCorrupt }
+// Is makes errors.Is(err, ErrCorrupt) true.
+func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 
-// Outbox is a local file of idempotent writes whose outcome stayed unknown, kept to be
+// Outbox is a retry.Recorder: a local file of idempotent writes whose outcome stayed unknown, kept to be
 // replayed later with their original timestamps. Because each write is idempotent and
 // re-sent with the timestamp it was first pinned to, replaying it any number of times
 // has the effect of applying it once, and it never overwrites a newer write.
@@ -63,18 +65,18 @@ func (e *OutboxCorruptError) Is(target error) bool { return target == ErrOutboxC
 //
 // Batches are replayed with the type they were recorded with (BatchType). A batch whose
 // type is not known (records written before the type was stored; an
-// OutcomeUnknownError built by hand, whose zero BatchType is LoggedBatch) is replayed
+// retry.OutcomeUnknownError built by hand, whose zero BatchType is LoggedBatch) is replayed
 // LOGGED: if the original was logged its atomicity is kept; if it was unlogged the end
 // state is the same (Cassandra skips the batch log for a single-partition batch).
 //
 // Each record is length-prefixed and CRC-32C checked, and Append fsyncs before it
-// returns. A crash in the middle of an append leaves a torn tail, which OpenOutbox
+// returns. A crash in the middle of an append leaves a torn tail, which Open
 // detects and cuts off: records appended before it are intact. Damage followed by intact
-// data is not cut: OpenOutbox returns an *OutboxCorruptError.
+// data is not cut: Open returns an *CorruptError.
 //
-// One Outbox at a time may have a file open: OpenOutbox takes an exclusive lock (flock
+// One Outbox at a time may have a file open: Open takes an exclusive lock (flock
 // on path+".lock", on Unix) held until Close, so another process or a second
-// OpenOutbox gets ErrOutboxLocked. Where flock is unavailable the caller must ensure it.
+// Open gets ErrLocked. Where flock is unavailable the caller must ensure it.
 // Within the process an Outbox is safe for concurrent use, and records appended while
 // Replay runs are kept.
 //
@@ -123,9 +125,9 @@ type rawRecord struct{ payload []byte }
 
 func (r rawRecord) size() int64 { return recordHeader + int64(len(r.payload)) }
 
-// OpenOutbox opens (creating) the outbox file at path, locks it, and cuts off a torn
+// Open opens (creating) the outbox file at path, locks it, and cuts off a torn
 // tail.
-func OpenOutbox(path string) (*Outbox, error) {
+func Open(path string) (*Outbox, error) {
 	lock, err := lockOutbox(path + ".lock")
 	if err != nil {
 		return nil, err
@@ -136,7 +138,7 @@ func OpenOutbox(path string) (*Outbox, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		lock.Close()
-		return nil, fmt.Errorf("retry: open outbox: %w", err)
+		return nil, fmt.Errorf("outbox: open: %w", err)
 	}
 	fail := func(err error) (*Outbox, error) {
 		f.Close()
@@ -145,21 +147,21 @@ func OpenOutbox(path string) (*Outbox, error) {
 	}
 	st, err := f.Stat()
 	if err != nil {
-		return fail(fmt.Errorf("retry: open outbox: %w", err))
+		return fail(fmt.Errorf("outbox: open: %w", err))
 	}
 	_, good, torn, err := scanRecords(f, st.Size())
 	if err != nil {
-		return fail(fmt.Errorf("retry: read outbox: %w", err))
+		return fail(fmt.Errorf("outbox: read: %w", err))
 	}
 	if good < st.Size() {
 		if !torn {
-			return fail(&OutboxCorruptError{Path: path, Offset: good})
+			return fail(&CorruptError{Path: path, Offset: good})
 		}
 		if err := f.Truncate(good); err != nil {
-			return fail(fmt.Errorf("retry: outbox: cut torn tail: %w", err))
+			return fail(fmt.Errorf("outbox: cut torn tail: %w", err))
 		}
 		if err := f.Sync(); err != nil {
-			return fail(fmt.Errorf("retry: outbox fsync: %w", err))
+			return fail(fmt.Errorf("outbox: fsync: %w", err))
 		}
 	}
 	return &Outbox{path: path, f: f, size: good, lock: lock}, nil
@@ -181,11 +183,11 @@ func (o *Outbox) Close() error {
 }
 
 // Append durably records a write whose outcome is unknown. Writes that are not
-// idempotent — marked so, or a COUNTER batch — are refused (ErrNotIdempotent):
+// idempotent — marked so, or a COUNTER batch — are refused (retry.ErrNotIdempotent):
 // replaying them could apply them twice.
-func (o *Outbox) Append(e *OutcomeUnknownError) error {
+func (o *Outbox) Append(e *retry.OutcomeUnknownError) error {
 	if e == nil {
-		return errors.New("retry: outbox: nil record")
+		return errors.New("outbox: nil record")
 	}
 	rec, err := encodeRecord(e)
 	if err != nil {
@@ -193,24 +195,24 @@ func (o *Outbox) Append(e *OutcomeUnknownError) error {
 	}
 	payload, err := json.Marshal(rec)
 	if err != nil {
-		return fmt.Errorf("retry: outbox: %w", err)
+		return fmt.Errorf("outbox: %w", err)
 	}
 	if len(payload) > maxRecord {
-		return fmt.Errorf("retry: outbox: record of %d bytes is over the %d limit", len(payload), maxRecord)
+		return fmt.Errorf("outbox: record of %d bytes is over the %d limit", len(payload), maxRecord)
 	}
 	buf := frame(payload)
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.f == nil {
-		return errors.New("retry: outbox is closed")
+		return errors.New("outbox: is closed")
 	}
 	if _, err := o.f.WriteAt(buf, o.size); err != nil {
 		o.cutBack()
-		return fmt.Errorf("retry: outbox append: %w", err)
+		return fmt.Errorf("outbox: append: %w", err)
 	}
 	if err := o.f.Sync(); err != nil {
 		o.cutBack()
-		return fmt.Errorf("retry: outbox fsync: %w", err)
+		return fmt.Errorf("outbox: fsync: %w", err)
 	}
 	o.size += int64(len(buf))
 	return nil
@@ -232,9 +234,9 @@ func frame(payload []byte) []byte {
 }
 
 // encodeRecord checks e is safe to replay and converts it to its stored form.
-func encodeRecord(e *OutcomeUnknownError) (outboxRecord, error) {
+func encodeRecord(e *retry.OutcomeUnknownError) (outboxRecord, error) {
 	if !e.Idempotent {
-		return outboxRecord{}, fmt.Errorf("%w: outbox refuses it", ErrNotIdempotent)
+		return outboxRecord{}, fmt.Errorf("%w: outbox refuses it", retry.ErrNotIdempotent)
 	}
 	if err := replayable(e, e.BatchType); err != nil {
 		return outboxRecord{}, err
@@ -268,10 +270,10 @@ var batchTypeName = map[gocql.BatchType]string{
 
 // decodeRecord parses a stored record back into the write it describes and its batch
 // type (LoggedBatch when not recorded).
-func decodeRecord(payload []byte) (*OutcomeUnknownError, gocql.BatchType, error) {
+func decodeRecord(payload []byte) (*retry.OutcomeUnknownError, gocql.BatchType, error) {
 	var r outboxRecord
 	if err := json.Unmarshal(payload, &r); err != nil {
-		return nil, 0, fmt.Errorf("retry: outbox: bad record: %w", err)
+		return nil, 0, fmt.Errorf("outbox: bad record: %w", err)
 	}
 	typ := gocql.LoggedBatch
 	switch r.Type {
@@ -281,9 +283,9 @@ func decodeRecord(payload []byte) (*OutcomeUnknownError, gocql.BatchType, error)
 	case "counter":
 		typ = gocql.CounterBatch
 	default:
-		return nil, 0, fmt.Errorf("retry: outbox: unknown batch type %q", r.Type)
+		return nil, 0, fmt.Errorf("outbox: unknown batch type %q", r.Type)
 	}
-	e := &OutcomeUnknownError{Batch: r.Batch, Timestamp: r.Timestamp, Idempotent: true}
+	e := &retry.OutcomeUnknownError{Batch: r.Batch, Timestamp: r.Timestamp, Idempotent: true}
 	if r.Batch {
 		e.BatchType = typ
 	}
@@ -291,7 +293,7 @@ func decodeRecord(payload []byte) (*OutcomeUnknownError, gocql.BatchType, error)
 		e.Err = errors.New(r.Err)
 	}
 	for _, s := range r.Statements {
-		st := Statement{CQL: s.CQL}
+		st := retry.Statement{CQL: s.CQL}
 		for _, v := range s.Values {
 			dv, err := decodeValue(v)
 			if err != nil {
@@ -309,25 +311,25 @@ func (o *Outbox) snapshot() ([]rawRecord, int64, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.f == nil {
-		return nil, 0, errors.New("retry: outbox is closed")
+		return nil, 0, errors.New("outbox: is closed")
 	}
 	recs, good, _, err := scanRecords(io.NewSectionReader(o.f, 0, o.size), o.size)
 	if err != nil {
-		return nil, 0, fmt.Errorf("retry: read outbox: %w", err)
+		return nil, 0, fmt.Errorf("outbox: read: %w", err)
 	}
 	if good != o.size {
-		return nil, 0, &OutboxCorruptError{Path: o.path, Offset: good}
+		return nil, 0, &CorruptError{Path: o.path, Offset: good}
 	}
 	return recs, good, nil
 }
 
 // Pending returns the recorded writes, oldest first.
-func (o *Outbox) Pending() ([]*OutcomeUnknownError, error) {
+func (o *Outbox) Pending() ([]*retry.OutcomeUnknownError, error) {
 	recs, _, err := o.snapshot()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*OutcomeUnknownError, 0, len(recs))
+	out := make([]*retry.OutcomeUnknownError, 0, len(recs))
 	for _, r := range recs {
 		e, _, err := decodeRecord(r.payload)
 		if err != nil {
@@ -339,12 +341,12 @@ func (o *Outbox) Pending() ([]*OutcomeUnknownError, error) {
 }
 
 // Replay re-applies the recorded writes, oldest first, each with its original timestamp
-// and batch type, through p's retries (a nil p is NewPolicy()), and removes the ones
+// and batch type, through p's retries (a nil p is retry.NewPolicy()), and removes the ones
 // applied. It returns how many were applied.
 //
 // A record Replay will not send stays in the outbox and is reported in the error, and
 // Replay goes on with the next: one that p classifies not idempotent or a COUNTER batch
-// (errors.Is ErrNotIdempotent), or one it cannot decode. On the first write that fails
+// (errors.Is retry.ErrNotIdempotent), or one it cannot decode. On the first write that fails
 // (or when ctx is done) it stops, keeping that record and the rest: a later Replay
 // re-sends them, which is harmless (same statements, same timestamps).
 //
@@ -352,41 +354,44 @@ func (o *Outbox) Pending() ([]*OutcomeUnknownError, error) {
 //
 // Records do not store a keyspace: statements that name none run in s's keyspace, so
 // replay with a session on the keyspace the writes were made in.
-func (o *Outbox) Replay(ctx context.Context, s *gocql.Session, p *Policy) (int, error) {
+func (o *Outbox) Replay(ctx context.Context, s *gocql.Session, p *retry.Policy) (int, error) {
 	if s == nil {
-		return 0, errors.New("retry: outbox replay: nil session")
+		return 0, errors.New("outbox: replay: nil session")
 	}
 	if p == nil {
-		p = NewPolicy()
+		p = retry.NewPolicy()
 	}
-	return o.replay(ctx, func(ctx context.Context, e *OutcomeUnknownError, typ gocql.BatchType) error {
-		// Judged again here, with its values and the schema (the Policy's, else the
-		// session's), whatever the record says: it may come from an older version or a
-		// hand edit, and a repeat of a non-idempotent write (a non-frozen list
-		// assignment duplicates the elements) is exactly what replay must not do.
+	// Replays go through p's retries, without an outbox (a replay that stays unknown
+	// stays in this one), and with the session's schema when p has none.
+	opts := []retry.Option{retry.WithPolicy(p), retry.WithOutbox(nil)}
+	if p.Schema() == nil {
+		opts = append(opts, retry.WithSchema(retry.SessionSchema(s)))
+	}
+	rp := retry.NewPolicy(opts...)
+	if err := rp.Err(); err != nil {
+		return 0, err
+	}
+	return o.replay(ctx, func(ctx context.Context, e *retry.OutcomeUnknownError, typ gocql.BatchType) error {
+		// Judged again here, with its values and the schema, whatever the record says:
+		// it may come from an older version or a hand edit, and a repeat of a
+		// non-idempotent write (a non-frozen list assignment duplicates the elements) is
+		// exactly what replay must not do. OnlyIfRepeatable sends nothing then.
+		at := []retry.ExecOption{retry.AtTimestamp(e.Timestamp), retry.OnlyIfRepeatable()}
 		if e.Batch {
 			b := s.NewBatch(typ)
 			for _, st := range e.Statements {
 				b.Query(st.CQL, st.Values...)
 			}
-			pb := p.pinBatch(ctx, s, b, e.Timestamp)
-			if !pb.Verdict.Idempotent {
-				return fmt.Errorf("%w: %v", ErrNotIdempotent, pb.Verdict.Reasons)
-			}
-			return s.ExecuteBatch(pb.Batch)
+			return rp.ExecBatch(ctx, s, b, at...)
 		}
 		st := e.Statements[0]
-		pq := p.Query(ctx, s, e.Timestamp, st.CQL, st.Values...)
-		if !pq.Verdict.Idempotent {
-			return fmt.Errorf("%w: %v", ErrNotIdempotent, pq.Verdict.Reasons)
-		}
-		return pq.Query.Exec()
+		return rp.Exec(ctx, s.Query(st.CQL, st.Values...), at...)
 	})
 }
 
-// applyFunc sends one record. It returns an error matching ErrNotIdempotent, without
+// applyFunc sends one record. It returns an error matching retry.ErrNotIdempotent, without
 // sending anything, for a record it refuses.
-type applyFunc func(ctx context.Context, e *OutcomeUnknownError, typ gocql.BatchType) error
+type applyFunc func(ctx context.Context, e *retry.OutcomeUnknownError, typ gocql.BatchType) error
 
 func (o *Outbox) replay(ctx context.Context, apply applyFunc) (int, error) {
 	o.replayMu.Lock()
@@ -400,7 +405,7 @@ func (o *Outbox) replay(ctx context.Context, apply applyFunc) (int, error) {
 	applied := 0
 	for i, r := range recs {
 		fail := func(err error) {
-			errs = append(errs, fmt.Errorf("retry: outbox replay %d of %d: %w", i+1, len(recs), err))
+			errs = append(errs, fmt.Errorf("outbox: replay %d of %d: %w", i+1, len(recs), err))
 		}
 		if err := ctx.Err(); err != nil {
 			fail(err)
@@ -413,7 +418,7 @@ func (o *Outbox) replay(ctx context.Context, apply applyFunc) (int, error) {
 		}
 		if err == nil {
 			err = apply(ctx, e, typ)
-			if err != nil && !errors.Is(err, ErrNotIdempotent) {
+			if err != nil && !errors.Is(err, retry.ErrNotIdempotent) {
 				fail(err)
 				keep = append(keep, recs[i:]...)
 				break
@@ -436,20 +441,20 @@ func (o *Outbox) replay(ctx context.Context, apply applyFunc) (int, error) {
 
 // replayable refuses a record that must not be sent again (Append stores none, Replay
 // sends none).
-func replayable(e *OutcomeUnknownError, typ gocql.BatchType) error {
+func replayable(e *retry.OutcomeUnknownError, typ gocql.BatchType) error {
 	if len(e.Statements) == 0 || (!e.Batch && len(e.Statements) != 1) {
-		return fmt.Errorf("retry: outbox: record with %d statement(s) (batch %v)", len(e.Statements), e.Batch)
+		return fmt.Errorf("outbox: record with %d statement(s) (batch %v)", len(e.Statements), e.Batch)
 	}
 	if e.Batch && typ == gocql.CounterBatch {
-		return fmt.Errorf("%w: COUNTER batch", ErrNotIdempotent)
+		return fmt.Errorf("%w: COUNTER batch", retry.ErrNotIdempotent)
 	}
 	if _, ok := batchTypeName[typ]; e.Batch && !ok {
-		return fmt.Errorf("retry: outbox: unknown batch type %d", typ)
+		return fmt.Errorf("outbox: unknown batch type %d", typ)
 	}
 	// Without its original timestamp a replay would be stamped anew and could
 	// overwrite a newer write.
 	if e.Timestamp == 0 {
-		return errors.New("retry: outbox: record without a pinned timestamp")
+		return errors.New("outbox: record without a pinned timestamp")
 	}
 	return nil
 }
@@ -462,21 +467,21 @@ func (o *Outbox) rewrite(keep []rawRecord, end int64) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.f == nil {
-		return errors.New("retry: outbox is closed")
+		return errors.New("outbox: is closed")
 	}
 	tail := make([]byte, o.size-end)
 	if _, err := o.f.ReadAt(tail, end); err != nil && !(errors.Is(err, io.EOF) && len(tail) == 0) {
-		return fmt.Errorf("retry: outbox: read appended records: %w", err)
+		return fmt.Errorf("outbox: read appended records: %w", err)
 	}
 	tmp := o.path + ".tmp"
 	nf, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
-		return fmt.Errorf("retry: outbox rewrite: %w", err)
+		return fmt.Errorf("outbox: rewrite: %w", err)
 	}
 	fail := func(err error) error {
 		nf.Close()
 		os.Remove(tmp)
-		return fmt.Errorf("retry: outbox rewrite: %w", err)
+		return fmt.Errorf("outbox: rewrite: %w", err)
 	}
 	w := bufio.NewWriter(nf)
 	var size int64
@@ -500,7 +505,7 @@ func (o *Outbox) rewrite(keep []rawRecord, end int64) error {
 	// The rename must be durable before later appends to the new file are acknowledged,
 	// or a crash could bring back the old file without them.
 	if err := syncDir(filepath.Dir(o.path)); err != nil {
-		return fmt.Errorf("retry: outbox rewrite: sync directory: %w", err)
+		return fmt.Errorf("outbox: rewrite: sync directory: %w", err)
 	}
 	return nil
 }
@@ -614,7 +619,7 @@ func encodeValue(v any) (outboxValue, error) {
 	case gocql.UUID:
 		return outboxValue{T: "uuid", V: x.String()}, nil
 	}
-	return outboxValue{}, fmt.Errorf("%w of type %T", ErrOutboxValue, v)
+	return outboxValue{}, fmt.Errorf("%w of type %T", ErrValue, v)
 }
 
 // decodeValue is strict: a value out of its type's range or with trailing text is an
@@ -681,10 +686,10 @@ func decodeValue(v outboxValue) (any, error) {
 	case "uuid":
 		out, err = gocql.ParseUUID(v.V)
 	default:
-		return nil, fmt.Errorf("retry: outbox: unknown value type %q", v.T)
+		return nil, fmt.Errorf("outbox: unknown value type %q", v.T)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("retry: outbox: bad %s value %q: %w", v.T, v.V, err)
+		return nil, fmt.Errorf("outbox: bad %s value %q: %w", v.T, v.V, err)
 	}
 	return out, nil
 }

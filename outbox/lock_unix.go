@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd || openbsd || netbsd || dragonfly
 
-package retry
+package outbox
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 	"syscall"
 )
 
-// outboxLocks says OpenOutbox locks the file against other processes.
+// outboxLocks says Open locks the file against other processes.
 const outboxLocks = true
 
 // lockOutbox takes an exclusive flock on the file at path (created if need be). The lock
@@ -20,14 +20,14 @@ const outboxLocks = true
 func lockOutbox(path string) (io.Closer, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("retry: outbox lock: %w", err)
+		return nil, fmt.Errorf("outbox: lock: %w", err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w (%s)", ErrOutboxLocked, path)
+			return nil, fmt.Errorf("%w (%s)", ErrLocked, path)
 		}
-		return nil, fmt.Errorf("retry: outbox lock: %w", err)
+		return nil, fmt.Errorf("outbox: lock: %w", err)
 	}
 	return f, nil
 }

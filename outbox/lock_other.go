@@ -1,10 +1,10 @@
 //go:build !(linux || darwin || freebsd || openbsd || netbsd || dragonfly)
 
-package retry
+package outbox
 
 import "io"
 
-// outboxLocks says OpenOutbox locks the file against other processes.
+// outboxLocks says Open locks the file against other processes.
 const outboxLocks = false
 
 // lockOutbox: no flock on this platform; the caller must ensure a single Outbox per file.

@@ -1,4 +1,4 @@
-package retry
+package outbox
 
 import (
 	"bytes"
@@ -13,11 +13,13 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/retry"
 )
 
 func TestOutboxRoundTripAndTornTail(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "outbox")
-	o, err := OpenOutbox(path)
+	o, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,19 +27,19 @@ func TestOutboxRoundTripAndTornTail(t *testing.T) {
 	when := time.Date(2026, 11, 21, 1, 2, 3, 4000, time.UTC)
 	values := []any{nil, gocql.UnsetValue, true, "s", []byte{1, 2}, 7, int8(-8), int16(16), int32(-32), int64(1 << 40),
 		uint8(8), uint16(16), uint32(32), uint64(1 << 63), float32(1.5), 2.25, when, 3 * time.Second, uuid}
-	in := []*OutcomeUnknownError{
-		{Statements: []Statement{{CQL: "INSERT INTO t (a) VALUES (?)", Values: values}}, Timestamp: 111, Idempotent: true, Err: gocql.ErrTimeoutNoResponse},
-		{Statements: []Statement{{CQL: "INSERT INTO a (k) VALUES (?)", Values: []any{1}}, {CQL: "INSERT INTO b (k) VALUES (?)", Values: []any{2}}}, Batch: true, Timestamp: 222, Idempotent: true},
+	in := []*retry.OutcomeUnknownError{
+		{Statements: []retry.Statement{{CQL: "INSERT INTO t (a) VALUES (?)", Values: values}}, Timestamp: 111, Idempotent: true, Err: gocql.ErrTimeoutNoResponse},
+		{Statements: []retry.Statement{{CQL: "INSERT INTO a (k) VALUES (?)", Values: []any{1}}, {CQL: "INSERT INTO b (k) VALUES (?)", Values: []any{2}}}, Batch: true, Timestamp: 222, Idempotent: true},
 	}
 	for _, e := range in {
 		if err := o.Append(e); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := o.Append(&OutcomeUnknownError{Idempotent: false}); !errors.Is(err, ErrNotIdempotent) {
+	if err := o.Append(&retry.OutcomeUnknownError{Idempotent: false}); !errors.Is(err, retry.ErrNotIdempotent) {
 		t.Fatalf("non-idempotent append: %v", err)
 	}
-	if err := o.Append(&OutcomeUnknownError{Idempotent: true, Timestamp: 1, Statements: []Statement{{CQL: "INSERT INTO t (a) VALUES (?)", Values: []any{struct{}{}}}}}); !errors.Is(err, ErrOutboxValue) {
+	if err := o.Append(&retry.OutcomeUnknownError{Idempotent: true, Timestamp: 1, Statements: []retry.Statement{{CQL: "INSERT INTO t (a) VALUES (?)", Values: []any{struct{}{}}}}}); !errors.Is(err, ErrValue) {
 		t.Fatalf("unsupported value: %v", err)
 	}
 	o.Close()
@@ -47,7 +49,7 @@ func TestOutboxRoundTripAndTornTail(t *testing.T) {
 	f.Write([]byte{0, 0, 1, 0, 9, 9, 9})
 	f.Close()
 
-	o, err = OpenOutbox(path)
+	o, err = Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +76,7 @@ func TestOutboxRoundTripAndTornTail(t *testing.T) {
 func openTestOutbox(t *testing.T) (*Outbox, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "outbox")
-	o, err := OpenOutbox(path)
+	o, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,8 +84,8 @@ func openTestOutbox(t *testing.T) (*Outbox, string) {
 	return o, path
 }
 
-func kvWrite(id int, ts int64) *OutcomeUnknownError {
-	return &OutcomeUnknownError{Statements: []Statement{{CQL: "INSERT INTO kv (id) VALUES (?)", Values: []any{id}}},
+func kvWrite(id int, ts int64) *retry.OutcomeUnknownError {
+	return &retry.OutcomeUnknownError{Statements: []retry.Statement{{CQL: "INSERT INTO kv (id) VALUES (?)", Values: []any{id}}},
 		Timestamp: ts, Idempotent: true}
 }
 
@@ -126,7 +128,7 @@ func TestOutboxReplayKeepsConcurrentAppends(t *testing.T) {
 		}(w)
 	}
 	var sent []int64
-	n, err := o.replay(context.Background(), func(_ context.Context, e *OutcomeUnknownError, _ gocql.BatchType) error {
+	n, err := o.replay(context.Background(), func(_ context.Context, e *retry.OutcomeUnknownError, _ gocql.BatchType) error {
 		if e.Timestamp == 1 {
 			if err := o.Append(kvWrite(0, 999)); err != nil { // between snapshot and clean-up
 				return err
@@ -176,7 +178,7 @@ func TestOutboxReplayStopsOnFailure(t *testing.T) {
 		}
 	}
 	boom := errors.New("boom")
-	n, err := o.replay(context.Background(), func(_ context.Context, e *OutcomeUnknownError, _ gocql.BatchType) error {
+	n, err := o.replay(context.Background(), func(_ context.Context, e *retry.OutcomeUnknownError, _ gocql.BatchType) error {
 		if e.Timestamp == 3 {
 			return boom
 		}
@@ -194,7 +196,7 @@ func TestOutboxReplayStopsOnFailure(t *testing.T) {
 // was stored decode as LOGGED; a COUNTER batch record is never replayed.
 func TestOutboxBatchType(t *testing.T) {
 	o, path := openTestOutbox(t)
-	batch := &OutcomeUnknownError{Batch: true, Timestamp: 5, Idempotent: true, Statements: []Statement{
+	batch := &retry.OutcomeUnknownError{Batch: true, Timestamp: 5, Idempotent: true, Statements: []retry.Statement{
 		{CQL: "INSERT INTO a (k) VALUES (?)", Values: []any{1}}, {CQL: "INSERT INTO b (k) VALUES (?)", Values: []any{2}}}}
 	if err := o.Append(batch); err != nil {
 		t.Fatal(err)
@@ -251,18 +253,18 @@ func TestOutboxReplayRefuses(t *testing.T) {
 	if err := os.WriteFile(path, file, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	o, err := OpenOutbox(path)
+	o, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer o.Close()
 	var sent []int64
-	n, err := o.replay(context.Background(), func(_ context.Context, e *OutcomeUnknownError, _ gocql.BatchType) error {
+	n, err := o.replay(context.Background(), func(_ context.Context, e *retry.OutcomeUnknownError, _ gocql.BatchType) error {
 		sent = append(sent, e.Timestamp)
 		return nil
 	})
-	if n != 1 || !reflect.DeepEqual(sent, []int64{4}) || !errors.Is(err, ErrNotIdempotent) {
-		t.Fatalf("replay = %d, sent %v, %v; want only record 4 sent and ErrNotIdempotent", n, sent, err)
+	if n != 1 || !reflect.DeepEqual(sent, []int64{4}) || !errors.Is(err, retry.ErrNotIdempotent) {
+		t.Fatalf("replay = %d, sent %v, %v; want only record 4 sent and retry.ErrNotIdempotent", n, sent, err)
 	}
 	recs, _, err := o.snapshot()
 	if err != nil || len(recs) != 4 {
@@ -274,15 +276,15 @@ func TestOutboxReplayRefuses(t *testing.T) {
 // nor a COUNTER batch however it is marked.
 func TestOutboxAppendRefusesNonIdempotent(t *testing.T) {
 	o, _ := openTestOutbox(t)
-	for _, e := range []*OutcomeUnknownError{
-		{Statements: []Statement{{CQL: "UPDATE t SET l = l + [1] WHERE k = 1"}}, Timestamp: 1},
+	for _, e := range []*retry.OutcomeUnknownError{
+		{Statements: []retry.Statement{{CQL: "UPDATE t SET l = l + [1] WHERE k = 1"}}, Timestamp: 1},
 		{Batch: true, BatchType: gocql.UnloggedBatch, Timestamp: 1,
-			Statements: []Statement{{CQL: "INSERT INTO a (k) VALUES (1)"}, {CQL: "UPDATE t SET l = [1, 2] WHERE k = 1"}}},
+			Statements: []retry.Statement{{CQL: "INSERT INTO a (k) VALUES (1)"}, {CQL: "UPDATE t SET l = [1, 2] WHERE k = 1"}}},
 		{Batch: true, BatchType: gocql.CounterBatch, Timestamp: 1, Idempotent: true,
-			Statements: []Statement{{CQL: "UPDATE c SET n = n + 1 WHERE k = 1"}}},
+			Statements: []retry.Statement{{CQL: "UPDATE c SET n = n + 1 WHERE k = 1"}}},
 	} {
-		if err := o.Append(e); !errors.Is(err, ErrNotIdempotent) {
-			t.Errorf("append %+v: %v, want ErrNotIdempotent", e, err)
+		if err := o.Append(e); !errors.Is(err, retry.ErrNotIdempotent) {
+			t.Errorf("append %+v: %v, want retry.ErrNotIdempotent", e, err)
 		}
 	}
 	// Nor a write without its pinned timestamp: replayed, it would be stamped anew.
@@ -323,11 +325,11 @@ func TestOutboxDamage(t *testing.T) {
 			if err := os.WriteFile(path, c.file, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			o, err := OpenOutbox(path)
+			o, err := Open(path)
 			after, _ := os.ReadFile(path)
 			if c.corrupt {
-				var ce *OutboxCorruptError
-				if !errors.Is(err, ErrOutboxCorrupt) || !errors.As(err, &ce) || ce.Offset != int64(len(good)) {
+				var ce *CorruptError
+				if !errors.Is(err, ErrCorrupt) || !errors.As(err, &ce) || ce.Offset != int64(len(good)) {
 					t.Fatalf("open: %v, want corrupt at %d", err, len(good))
 				}
 				if !bytes.Equal(after, c.file) {
@@ -353,14 +355,14 @@ func TestOutboxLocked(t *testing.T) {
 		t.Skip("no flock on this platform")
 	}
 	o, path := openTestOutbox(t)
-	if o2, err := OpenOutbox(path); !errors.Is(err, ErrOutboxLocked) {
+	if o2, err := Open(path); !errors.Is(err, ErrLocked) {
 		if o2 != nil {
 			o2.Close()
 		}
-		t.Fatalf("second open: %v, want ErrOutboxLocked", err)
+		t.Fatalf("second open: %v, want ErrLocked", err)
 	}
 	o.Close()
-	o2, err := OpenOutbox(path)
+	o2, err := Open(path)
 	if err != nil {
 		t.Fatalf("open after close: %v", err)
 	}
@@ -418,7 +420,7 @@ func checkPayload(t *testing.T, payload []byte) {
 }
 
 // encodeStored encodes a decoded record the way Append stores it, minus Append's checks.
-func encodeStored(e *OutcomeUnknownError, typ gocql.BatchType) ([]byte, error) {
+func encodeStored(e *retry.OutcomeUnknownError, typ gocql.BatchType) ([]byte, error) {
 	rec := outboxRecord{Batch: e.Batch, Timestamp: e.Timestamp}
 	if e.Batch {
 		rec.Type = batchTypeName[typ]
