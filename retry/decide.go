@@ -22,6 +22,7 @@ import (
 // replica may have stored the batch and answered too late, and Cassandra replays stored
 // batches it finds no completion for (BatchlogManager, after about twice the write
 // timeout). Such a batch is retried only when it is repeatable.
+//
 //	read timeout                                             retry (reads are idempotent)
 //	counter write timeout, LWT, fatal, context done          never
 func (p *Policy) decide(ctx context.Context, err error, idempotent, pinned bool, attempts int) (bool, string) {
