@@ -207,13 +207,13 @@ func (c *classifier) wholeValue(ks, table, col string, val []cqltext.Token) {
 		// An empty list or null writes no element: repeatable.
 	case val[0].IsPunct("["):
 		if kind == ColumnList {
-			c.v.notIdempotent(fmt.Sprintf("non-frozen list assignment %q (each repeat appends another copy)", col+" = "+clause(val)))
+			c.v.notIdempotent(fmt.Sprintf("non-frozen list assignment %q (each repeat appends another copy)", col+" = "+cqltext.Clause(val)))
 		} else {
 			c.v.notIdempotent(fmt.Sprintf("list literal assigned to %q, which may be a non-frozen list (a repeat appends another copy; schema metadata can tell)", col))
 		}
 	case kind == ColumnList:
 		// Any other form (a function such as fromJson, …) that yields a list.
-		c.v.notIdempotent(fmt.Sprintf("non-frozen list assignment %q (each repeat appends another copy)", col+" = "+clause(val)))
+		c.v.notIdempotent(fmt.Sprintf("non-frozen list assignment %q (each repeat appends another copy)", col+" = "+cqltext.Clause(val)))
 	case callsListFunction(val):
 		c.v.notIdempotent(fmt.Sprintf("function result assigned to %q, which may be a non-frozen list (a repeat appends another copy; schema metadata can tell)", col))
 	}
@@ -222,7 +222,7 @@ func (c *classifier) wholeValue(ks, table, col string, val []cqltext.Token) {
 // stripTypeHints drops leading type hints: `(list<int>)?` is the marker `?`.
 func stripTypeHints(val []cqltext.Token) []cqltext.Token {
 	for len(val) > 2 && val[0].IsPunct("(") {
-		inner := inParens(val)
+		inner := cqltext.InParens(val)
 		if len(inner) == 0 || len(inner)+2 >= len(val) || inner[0].Kind != cqltext.Ident {
 			return val
 		}
@@ -276,7 +276,7 @@ func (c *classifier) statement(t []cqltext.Token) {
 		c.v.notIdempotent("TRUNCATE: a retry erases data written since the first attempt")
 	case first.Is("create"), first.Is("drop"):
 		c.setKind(KindSchema)
-		if !hasSeq(t, "if", "exists") && !hasSeq(t, "if", "not", "exists") {
+		if !cqltext.HasSeq(t, "if", "exists") && !cqltext.HasSeq(t, "if", "not", "exists") {
 			c.v.notIdempotent(fmt.Sprintf("%s without IF [NOT] EXISTS fails when repeated", strings.ToUpper(first.Lower)))
 		}
 	case first.Is("alter"):
@@ -288,9 +288,9 @@ func (c *classifier) statement(t []cqltext.Token) {
 			guarded := false
 			switch {
 			case tok.Is("add"):
-				guarded = hasSeq(t[i+1:min(i+4, len(t))], "if", "not", "exists")
+				guarded = cqltext.HasSeq(t[i+1:min(i+4, len(t))], "if", "not", "exists")
 			case tok.Is("drop"), tok.Is("rename"):
-				guarded = hasSeq(t[i+1:min(i+3, len(t))], "if", "exists")
+				guarded = cqltext.HasSeq(t[i+1:min(i+3, len(t))], "if", "exists")
 			default:
 				continue
 			}
@@ -378,7 +378,7 @@ func (c *classifier) write(t []cqltext.Token) {
 	for i, tok := range t {
 		if tok.Is("if") && !(i > 0 && t[i-1].IsPunct(".")) {
 			c.v.Conditional = true
-			c.v.notIdempotent("lightweight transaction (" + clause(t[i:]) + ")")
+			c.v.notIdempotent("lightweight transaction (" + cqltext.Clause(t[i:]) + ")")
 		}
 		if tok.Is("timestamp") && i > 0 && (t[i-1].Is("using") || t[i-1].Is("and")) {
 			if i+1 < len(t) && t[i+1].Kind == cqltext.Number {
@@ -389,9 +389,9 @@ func (c *classifier) write(t []cqltext.Token) {
 	start := len(t)
 	switch {
 	case t[0].Is("insert"):
-		if i := indexKeyword(t, "values", 0); i >= 0 {
+		if i := cqltext.IndexKeyword(t, "values", 0); i >= 0 {
 			start = i
-		} else if i := indexKeyword(t, "json", 0); i >= 0 {
+		} else if i := cqltext.IndexKeyword(t, "json", 0); i >= 0 {
 			start = i
 		}
 	case t[0].Is("update"):
@@ -400,7 +400,7 @@ func (c *classifier) write(t []cqltext.Token) {
 			start = 4
 		}
 	case t[0].Is("delete"):
-		if i := indexKeyword(t, "where", 0); i >= 0 {
+		if i := cqltext.IndexKeyword(t, "where", 0); i >= 0 {
 			start = i
 		}
 	}
@@ -464,17 +464,17 @@ var deterministic = map[string]bool{
 // update classifies UPDATE t [USING …] SET assignments WHERE … [IF …].
 func (c *classifier) update(t []cqltext.Token) {
 	c.write(t)
-	ks, table := tableName(t, 1)
-	set := indexKeyword(t, "set", 0)
+	ks, table := cqltext.TableName(t, 1)
+	set := cqltext.IndexKeyword(t, "set", 0)
 	if set < 0 {
 		c.v.notIdempotent("UPDATE without SET")
 		return
 	}
-	where := indexKeyword(t, "where", set)
+	where := cqltext.IndexKeyword(t, "where", set)
 	if where < 0 {
 		where = len(t)
 	}
-	for _, a := range splitTop(t[set+1:where], ",") {
+	for _, a := range cqltext.SplitTop(t[set+1:where], ",") {
 		c.assignment(ks, table, a)
 	}
 }
@@ -491,7 +491,7 @@ func (c *classifier) assignment(ks, table string, a []cqltext.Token) {
 	if eq < 1 || eq+1 >= len(a) {
 		return
 	}
-	col := identName(a[0])
+	col := cqltext.IdentName(a[0])
 	if eq > 1 {
 		if a[1].IsPunct("[") {
 			c.elementSet(ks, table, col, a[:eq])
@@ -501,14 +501,14 @@ func (c *classifier) assignment(ks, table string, a []cqltext.Token) {
 	}
 	rhs := a[eq+1:]
 	// c = c + x, c = c - x, c = x + c
-	selfLeft := len(rhs) >= 3 && identName(rhs[0]) == col && (rhs[1].IsPunct("+") || rhs[1].IsPunct("-"))
-	selfRight := len(rhs) >= 3 && identName(rhs[len(rhs)-1]) == col && rhs[len(rhs)-2].IsPunct("+")
+	selfLeft := len(rhs) >= 3 && cqltext.IdentName(rhs[0]) == col && (rhs[1].IsPunct("+") || rhs[1].IsPunct("-"))
+	selfRight := len(rhs) >= 3 && cqltext.IdentName(rhs[len(rhs)-1]) == col && rhs[len(rhs)-2].IsPunct("+")
 	if !selfLeft && !selfRight {
 		c.wholeValue(ks, table, col, rhs)
 		return
 	}
 	kind := c.kind(ks, table, col)
-	expr := clause(a)
+	expr := cqltext.Clause(a)
 	if selfRight {
 		// x + c: list prepend (counters and sets do not take this form idempotently).
 		if kind == ColumnSet || kind == ColumnMap {
@@ -527,7 +527,11 @@ func (c *classifier) assignment(ks, table string, a []cqltext.Token) {
 		return
 	case ColumnList:
 		if minus {
-			return // removes every occurrence: repeatable
+			// Removal tombstones the occurrences it finds when it runs, each at the
+			// statement's timestamp: a repeat after another writer added the value (with a
+			// timestamp not newer than ours) removes that one too.
+			c.v.notIdempotent(fmt.Sprintf("list element removal %q (a repeat also removes what another writer added since)", expr))
+			return
 		}
 		c.v.notIdempotent(fmt.Sprintf("list append %q", expr))
 		return
@@ -538,6 +542,7 @@ func (c *classifier) assignment(ks, table string, a []cqltext.Token) {
 		return // set or map literal: adding or removing elements is repeatable
 	case len(operand) > 0 && operand[0].IsPunct("["):
 		if minus {
+			c.v.notIdempotent(fmt.Sprintf("list element removal %q (a repeat also removes what another writer added since; schema metadata can tell a set)", expr))
 			return
 		}
 		c.v.notIdempotent(fmt.Sprintf("list append %q", expr))
@@ -551,15 +556,15 @@ func (c *classifier) assignment(ks, table string, a []cqltext.Token) {
 // delete classifies DELETE [selection] FROM t … [IF …].
 func (c *classifier) delete(t []cqltext.Token) {
 	c.write(t)
-	from := indexKeyword(t, "from", 0)
+	from := cqltext.IndexKeyword(t, "from", 0)
 	if from < 0 {
 		c.v.notIdempotent("DELETE without FROM")
 		return
 	}
-	ks, table := tableName(t, from+1)
-	for _, sel := range splitTop(t[1:from], ",") {
+	ks, table := cqltext.TableName(t, from+1)
+	for _, sel := range cqltext.SplitTop(t[1:from], ",") {
 		if len(sel) >= 2 && sel[1].IsPunct("[") {
-			col := identName(sel[0])
+			col := cqltext.IdentName(sel[0])
 			kind := c.kind(ks, table, col)
 			if kind == ColumnUnknown && stringSubscript(sel) {
 				kind = ColumnMap // a list index is an int: a text key means a map
@@ -567,107 +572,19 @@ func (c *classifier) delete(t []cqltext.Token) {
 			switch kind {
 			case ColumnMap, ColumnSet:
 			case ColumnList:
-				c.v.notIdempotent(fmt.Sprintf("positional list delete %q", clause(sel)))
+				c.v.notIdempotent(fmt.Sprintf("positional list delete %q", cqltext.Clause(sel)))
 			default:
-				c.v.notIdempotent(fmt.Sprintf("element delete %q could be a positional list delete (a map would be idempotent: schema metadata can tell)", clause(sel)))
+				c.v.notIdempotent(fmt.Sprintf("element delete %q could be a positional list delete (a map would be idempotent: schema metadata can tell)", cqltext.Clause(sel)))
 			}
 		}
 	}
 }
 
-// tableName reads [keyspace.]table starting at t[i].
-func tableName(t []cqltext.Token, i int) (string, string) {
-	if i < len(t) && t[i].Is("into") {
-		i++
-	}
-	if i >= len(t) {
-		return "", ""
-	}
-	if i+2 < len(t) && t[i+1].IsPunct(".") {
-		return identName(t[i]), identName(t[i+2])
-	}
-	return "", identName(t[i])
-}
 
-func identName(t cqltext.Token) string {
-	switch t.Kind {
-	case cqltext.QIdent:
-		return t.Text
-	case cqltext.Ident:
-		return t.Lower
-	}
-	return ""
-}
 
-func indexKeyword(t []cqltext.Token, kw string, from int) int {
-	depth := 0
-	for i := from; i < len(t); i++ {
-		switch {
-		case t[i].IsPunct("(") || t[i].IsPunct("[") || t[i].IsPunct("{"):
-			depth++
-		case t[i].IsPunct(")") || t[i].IsPunct("]") || t[i].IsPunct("}"):
-			depth--
-		case depth == 0 && t[i].Is(kw):
-			return i
-		}
-	}
-	return -1
-}
 
-func splitTop(t []cqltext.Token, sep string) [][]cqltext.Token {
-	var out [][]cqltext.Token
-	depth, start := 0, 0
-	for i, tok := range t {
-		switch {
-		case tok.IsPunct("(") || tok.IsPunct("[") || tok.IsPunct("{"):
-			depth++
-		case tok.IsPunct(")") || tok.IsPunct("]") || tok.IsPunct("}"):
-			depth--
-		case depth == 0 && tok.IsPunct(sep):
-			out = append(out, t[start:i])
-			start = i + 1
-		}
-	}
-	if start < len(t) {
-		out = append(out, t[start:])
-	}
-	return out
-}
 
-func hasSeq(t []cqltext.Token, kws ...string) bool {
-outer:
-	for i := 0; i+len(kws) <= len(t); i++ {
-		for j, kw := range kws {
-			if !t[i+j].Is(kw) {
-				continue outer
-			}
-		}
-		return true
-	}
-	return false
-}
 
-// clause renders tokens back as compact CQL for a reason line (at most 60 bytes).
-func clause(t []cqltext.Token) string {
-	var b strings.Builder
-	for i, tok := range t {
-		if i > 0 && !(tok.IsPunct(",") || tok.IsPunct("]") || tok.IsPunct(")") || tok.IsPunct("[") || tok.IsPunct("(") || t[i-1].IsPunct("[") || t[i-1].IsPunct("(")) {
-			b.WriteByte(' ')
-		}
-		switch tok.Kind {
-		case cqltext.String:
-			b.WriteString("'" + strings.ReplaceAll(tok.Text, "'", "''") + "'")
-		case cqltext.QIdent:
-			b.WriteString(cqltext.Quote(tok.Text))
-		default:
-			b.WriteString(tok.Text)
-		}
-		if b.Len() > 60 {
-			return b.String()[:57] + "…"
-		}
-	}
-	return b.String()
-}
 
 // stringSubscript reports whether sel is `c['literal']`: a map key, never a list index.
 func stringSubscript(sel []cqltext.Token) bool {
@@ -685,20 +602,20 @@ func (c *classifier) elementSet(ks, table, col string, lhs []cqltext.Token) {
 	switch kind {
 	case ColumnMap:
 	case ColumnList:
-		c.v.notIdempotent(fmt.Sprintf("positional list set %q (a repeat after another write may hit another element)", clause(lhs)))
+		c.v.notIdempotent(fmt.Sprintf("positional list set %q (a repeat after another write may hit another element)", cqltext.Clause(lhs)))
 	default:
-		c.v.notIdempotent(fmt.Sprintf("element set %q could be a positional list set (a map would be idempotent: schema metadata can tell)", clause(lhs)))
+		c.v.notIdempotent(fmt.Sprintf("element set %q could be a positional list set (a map would be idempotent: schema metadata can tell)", cqltext.Clause(lhs)))
 	}
 }
 
 // insert judges the values of INSERT INTO t (cols) VALUES (vals) and INSERT INTO t JSON.
 func (c *classifier) insert(t []cqltext.Token) {
-	into := indexKeyword(t, "into", 0)
+	into := cqltext.IndexKeyword(t, "into", 0)
 	if into < 0 {
 		return
 	}
-	ks, table := tableName(t, into+1)
-	if j := indexKeyword(t, "json", into); j >= 0 && j+1 < len(t) {
+	ks, table := cqltext.TableName(t, into+1)
+	if j := cqltext.IndexKeyword(t, "json", into); j >= 0 && j+1 < len(t) {
 		c.insertJSON(ks, table, t[j+1])
 		return
 	}
@@ -709,37 +626,21 @@ func (c *classifier) insert(t []cqltext.Token) {
 			break
 		}
 	}
-	vals := indexKeyword(t, "values", 0)
+	vals := cqltext.IndexKeyword(t, "values", 0)
 	if open < 0 || vals < 0 || vals+1 >= len(t) || !t[vals+1].IsPunct("(") {
 		return
 	}
-	colToks := inParens(t[open:])
-	valToks := inParens(t[vals+1:])
-	cols := splitTop(colToks, ",")
-	values := splitTop(valToks, ",")
+	colToks := cqltext.InParens(t[open:])
+	valToks := cqltext.InParens(t[vals+1:])
+	cols := cqltext.SplitTop(colToks, ",")
+	values := cqltext.SplitTop(valToks, ",")
 	for i := range min(len(cols), len(values)) {
 		if len(cols[i]) == 1 {
-			c.wholeValue(ks, table, identName(cols[i][0]), values[i])
+			c.wholeValue(ks, table, cqltext.IdentName(cols[i][0]), values[i])
 		}
 	}
 }
 
-// inParens returns the tokens between t[0] == "(" and its matching ")".
-func inParens(t []cqltext.Token) []cqltext.Token {
-	depth := 0
-	for i, tok := range t {
-		switch {
-		case tok.IsPunct("(") || tok.IsPunct("[") || tok.IsPunct("{"):
-			depth++
-		case tok.IsPunct(")") || tok.IsPunct("]") || tok.IsPunct("}"):
-			depth--
-			if depth == 0 {
-				return t[1:i]
-			}
-		}
-	}
-	return nil
-}
 
 // insertJSON judges INSERT … JSON doc: a non-empty array for a non-frozen list column
 // is a list assignment (not idempotent). Without schema any non-empty array counts.

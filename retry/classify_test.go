@@ -48,7 +48,7 @@ func TestClassify(t *testing.T) {
 		{cql: "UPDATE t SET s = s + {'a'} WHERE id = 1", want: true},
 		{cql: "UPDATE t SET m = m + {'k': 'v'} WHERE id = 1", want: true},
 		{cql: "UPDATE t SET s = s - {'a'} WHERE id = 1", want: true},
-		{cql: "UPDATE t SET l = l - ['a'] WHERE id = 1", want: true},
+		{cql: "UPDATE t SET l = l - ['a'] WHERE id = 1", reason: "list element removal"},
 		{cql: "UPDATE t SET a = b + ? WHERE id = 1", want: true}, // not self-referencing: not CQL-valid but not an accumulator
 		{cql: "INSERT INTO t (id, ts) VALUES (?, toTimestamp(?))", want: true},
 		{cql: "INSERT INTO t (id, b) VALUES (?, textAsBlob(?))", want: true},
@@ -136,7 +136,7 @@ func TestClassifyWithSchema(t *testing.T) {
 		{"UPDATE t SET m = m + ? WHERE id = ?", true},
 		{"UPDATE ks.t SET m = m - ? WHERE id = ?", true},
 		{"UPDATE t SET l = l + ? WHERE id = ?", false},
-		{"UPDATE t SET l = l - ? WHERE id = ?", true},
+		{"UPDATE t SET l = l - ? WHERE id = ?", false}, // removal races another writer's add
 		{"UPDATE c SET n = n + ? WHERE id = ?", false},
 		{"UPDATE c SET n = n - ? WHERE id = ?", false},
 		{"DELETE m[?] FROM t WHERE id = ?", true},

@@ -209,7 +209,7 @@ var lintQueries = []struct {
 	{"UPDATE t SET s = s + ? WHERE k = ?", false, true},
 	{"UPDATE t SET m = m + ? WHERE k = ?", false, true},
 	{"UPDATE t SET m[?] = ? WHERE k = ?", false, true},
-	{"UPDATE t SET l = l - ? WHERE k = ?", false, true},
+	{"UPDATE t SET l = l - ? WHERE k = ?", false, false}, // removal races another writer's add
 	{"UPDATE t SET fl = [1, 2] WHERE k = ?", false, true},
 	{"UPDATE t SET l = ? WHERE k = ?", true, false},
 	{"INSERT INTO t (k, l) VALUES (?, ?)", true, false},

@@ -1,4 +1,4 @@
-package retry
+package settle
 
 import (
 	"bytes"
@@ -18,18 +18,19 @@ import (
 
 	"github.com/cqlsafe/cqlsafe/internal/cqltext"
 	"github.com/cqlsafe/cqlsafe/internal/wait"
+	"github.com/cqlsafe/cqlsafe/retry"
 )
 
 // This file settles writes whose outcome was unknown, after the fact, by reading what
 // Cassandra holds: Settle compares the write times of the cells a pinned write wrote with
-// its pinned timestamp; SettleLWT reads a conditional write's row at SERIAL.
+// its pinned timestamp; LWT reads a conditional write's row at SERIAL.
 
 // Outcome is what Settle found about a pinned write whose outcome was unknown.
 type Outcome int
 
 // Outcomes of Settle. The zero value, Unsettleable, claims nothing.
 const (
-	// Unsettleable: the write's cells could not be mapped or read (see StatementSettlement.Err).
+	// Unsettleable: the write's cells could not be mapped or read (see StatementResult.Err).
 	Unsettleable Outcome = iota
 	// Landed: a cell the write wrote carries exactly its timestamp. (A timestamp is taken
 	// as this write's own: clientid clocks make a collision with another writer's cell
@@ -42,7 +43,7 @@ const (
 	// Settle for when the write may still land.
 	NotVisible
 	// Mixed: the statements of a batch that is not applied as one unit settled
-	// differently; see Settlement.Statements.
+	// differently; see Result.Statements.
 	Mixed
 )
 
@@ -56,14 +57,14 @@ func (o Outcome) String() string {
 }
 
 // ErrUnsettleable is matched (errors.Is) by *UnsettleableError: a write Settle or
-// SettleLWT cannot map to cells it can read, so it gives no answer rather than a wrong
+// LWT cannot map to cells it can read, so it gives no answer rather than a wrong
 // one.
-var ErrUnsettleable = errors.New("retry: cannot settle")
+var ErrUnsettleable = errors.New("settle: cannot settle")
 
 // UnsettleableError says why one statement cannot be settled: a DELETE (it leaves
 // tombstones, which have no readable write time), a counter update (counters carry no
 // client timestamp), a statement without every key column given as a value, INSERT
-// JSON, an LWT given to Settle (use SettleLWT), a table the schema metadata does not
+// JSON, an LWT given to Settle (use LWT), a table the schema metadata does not
 // know, …
 type UnsettleableError struct {
 	Statement int // index in the write's statements (0 for a single statement)
@@ -72,7 +73,7 @@ type UnsettleableError struct {
 }
 
 func (e *UnsettleableError) Error() string {
-	return fmt.Sprintf("retry: cannot settle statement %d (%s): %s", e.Statement+1, clip(e.CQL), e.Reason)
+	return fmt.Sprintf("settle: cannot settle statement %d (%s): %s", e.Statement+1, clip(e.CQL), e.Reason)
 }
 
 // Is makes errors.Is(err, ErrUnsettleable) true.
@@ -86,51 +87,89 @@ func clip(s string) string {
 	return s
 }
 
-// SettleOption configures Settle and SettleLWT.
-type SettleOption func(*settleConfig)
+// Option configures Write and LWT. An invalid value is an error from the call, before
+// anything is read.
+type Option func(*config) error
 
-type settleConfig struct {
+type config struct {
 	consistency gocql.Consistency
 	serial      gocql.SerialConsistency
 	keyspace    string
 	delay       time.Duration
 }
 
-// settleDefaults are documented on Settle and SettleLWT.
-func settleDefaults() settleConfig {
-	return settleConfig{consistency: gocql.Quorum, serial: gocql.Serial}
+// defaults are documented on Write and LWT.
+func defaults() config {
+	return config{consistency: gocql.Quorum, serial: gocql.Serial}
 }
 
-// SettleAt sets the consistency Settle reads write times at (default QUORUM). ALL is the
-// only level at which "not visible" speaks for every replica; see Settle.
-func SettleAt(c gocql.Consistency) SettleOption {
-	return func(cfg *settleConfig) { cfg.consistency = c }
+func options(opts []Option) (config, error) {
+	cfg := defaults()
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(&cfg); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, nil
 }
 
-// SettleSerial sets the serial consistency SettleLWT reads at: gocql.Serial (the
-// default) or gocql.LocalSerial (when every write to the row uses LOCAL_SERIAL).
-func SettleSerial(c gocql.SerialConsistency) SettleOption {
-	return func(cfg *settleConfig) { cfg.serial = c }
+// At sets the consistency Write reads write times at (default QUORUM). ALL is the only
+// level at which "not visible" speaks for every replica; see Write.
+func At(c gocql.Consistency) Option {
+	return func(cfg *config) error {
+		if c == gocql.Any || c > gocql.LocalOne {
+			return fmt.Errorf("settle: consistency %v cannot read", c)
+		}
+		cfg.consistency = c
+		return nil
+	}
 }
 
-// SettleKeyspace sets the keyspace of statements that name none (default: the
-// session's keyspace). OutcomeUnknownError does not record the keyspace a statement ran
-// in; give it here when the writing session's keyspace differs from s's.
-func SettleKeyspace(ks string) SettleOption {
-	return func(cfg *settleConfig) { cfg.keyspace = ks }
+// Serial sets the serial consistency LWT reads at: gocql.Serial (the default) or
+// gocql.LocalSerial (when every write to the row uses LOCAL_SERIAL).
+func Serial(c gocql.SerialConsistency) Option {
+	return func(cfg *config) error {
+		if c != gocql.Serial && c != gocql.LocalSerial {
+			return fmt.Errorf("settle: serial consistency %v: want SERIAL or LOCAL_SERIAL", c)
+		}
+		cfg.serial = c
+		return nil
+	}
 }
 
-// SettleAfter waits d (or until ctx is done) before reading. A request still in flight
-// — queued in a proxy, a socket or a coordinator — can apply after a read that did not
-// see it; waiting past the server's write_request_timeout (2 s by default; for an LWT
-// its cas_contention_timeout, 1 s by default, counted from when the coordinator got the
+// Keyspace sets the keyspace of statements that name none (default: the session's
+// keyspace). retry.OutcomeUnknownError does not record the keyspace a statement ran in;
+// give it here when the writing session's keyspace differs from s's.
+func Keyspace(ks string) Option {
+	return func(cfg *config) error {
+		if err := cqltext.ValidName(ks); err != nil {
+			return fmt.Errorf("settle: keyspace: %w", err)
+		}
+		cfg.keyspace = ks
+		return nil
+	}
+}
+
+// After waits d (or until ctx is done) before reading. A request still in flight —
+// queued in a proxy, a socket or a coordinator — can apply after a read that did not see
+// it; waiting past the server's write_request_timeout (2 s by default; for an LWT its
+// cas_contention_timeout, 1 s by default, counted from when the coordinator got the
 // request) plus the network's delay since the last attempt was sent makes that moot.
-func SettleAfter(d time.Duration) SettleOption {
-	return func(cfg *settleConfig) { cfg.delay = max(0, d) }
+func After(d time.Duration) Option {
+	return func(cfg *config) error {
+		if d < 0 {
+			return fmt.Errorf("settle: negative wait %v", d)
+		}
+		cfg.delay = d
+		return nil
+	}
 }
 
-// Settlement is what Settle found.
-type Settlement struct {
+// Result is what Write found.
+type Result struct {
 	// Outcome of the write as a whole. For one statement, its outcome. For a batch
 	// applied as one unit (a logged batch, whose batch log replays every statement once
 	// one applied; or an unlogged batch whose statements all write one partition of one
@@ -141,11 +180,11 @@ type Settlement struct {
 	Outcome     Outcome
 	Timestamp   int64             // the write's pinned timestamp
 	Consistency gocql.Consistency // what the write times were read at
-	Statements  []StatementSettlement
+	Statements  []StatementResult
 }
 
-// StatementSettlement is Settle's finding for one statement of the write.
-type StatementSettlement struct {
+// StatementResult is Settle's finding for one statement of the write.
+type StatementResult struct {
 	Outcome Outcome
 	// Timestamp is what the statement was written with: the pinned timestamp, or its
 	// own USING TIMESTAMP.
@@ -164,7 +203,7 @@ type StatementSettlement struct {
 }
 
 // Settle finds out whether a pinned write whose outcome was unknown (e, as returned by
-// Policy.Exec, Policy.ExecBatch or Do) landed: it reads, at QUORUM (SettleAt), the write
+// Policy.Exec, Policy.ExecBatch or Do) landed: it reads, at QUORUM (At), the write
 // times of the cells each statement wrote — WRITETIME of the columns an INSERT lists or
 // an UPDATE assigns, of the row the statement's key values name — and compares them
 // with the timestamp the statement was written with:
@@ -179,7 +218,7 @@ type StatementSettlement struct {
 // be hidden, when:
 //
 //   - it is still in flight: a request held in a network buffer or a coordinator's queue
-//     is applied whenever it arrives, with its pinned timestamp (SettleAfter waits);
+//     is applied whenever it arrives, with its pinned timestamp (After waits);
 //   - the read missed the replicas that have it: a write acknowledged by W of RF
 //     replicas is seen by a read at R replicas only when R + W > RF. An unknown outcome
 //     says nothing about W (it can be 1, or 0 with a hint), so only a read at ALL
@@ -204,34 +243,32 @@ type StatementSettlement struct {
 // idempotent write: if the original lands too, the cells are the same, and a newer
 // write or delete still wins over both.
 //
-// Each statement of a batch is settled on its own (Settlement.Statements, in order);
+// Each statement of a batch is settled on its own (Result.Statements, in order);
 // statements with their own USING TIMESTAMP are compared with theirs. Statements that
 // cannot be mapped to readable cells are Unsettleable with an *UnsettleableError, never
-// guessed: DELETEs, counter updates, LWTs (use SettleLWT), INSERT JSON, statements
+// guessed: DELETEs, counter updates, LWTs (use LWT), INSERT JSON, statements
 // whose key is not given by values (IN, token(), functions), statements that write no
 // readable cell (only key columns, NULLs, element removals), batches written as CQL
 // text. Non-frozen collections and UDTs are read element by element (Cassandra 5.0
 // returns a write time per element); against an older Cassandra they are skipped and
 // listed in Skipped. Column types come from s's schema metadata; statements that name
-// no keyspace are in the session's keyspace (SettleKeyspace).
+// no keyspace are in the session's keyspace (Keyspace).
 //
-// The error is non-nil when a read failed (with the Settlement so far), when e or s is
-// nil, and — matching ErrUnsettleable, with the Settlement filled in — when no
+// The error is non-nil when a read failed (with the Result so far), when e or s is
+// nil, and — matching ErrUnsettleable, with the Result filled in — when no
 // statement could be settled.
-func Settle(ctx context.Context, s *gocql.Session, e *OutcomeUnknownError, opts ...SettleOption) (Settlement, error) {
-	cfg := settleDefaults()
-	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
-		}
+func Write(ctx context.Context, s *gocql.Session, e *retry.OutcomeUnknownError, opts ...Option) (Result, error) {
+	cfg, err := options(opts)
+	if err != nil {
+		return Result{}, err
 	}
 	if s == nil || e == nil {
-		return Settlement{}, errors.New("retry: Settle needs a session and an outcome-unknown error")
+		return Result{}, errors.New("settle: Settle needs a session and an outcome-unknown error")
 	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	out := Settlement{Timestamp: e.Timestamp, Consistency: cfg.consistency, Statements: make([]StatementSettlement, len(e.Statements))}
+	out := Result{Timestamp: e.Timestamp, Consistency: cfg.consistency, Statements: make([]StatementResult, len(e.Statements))}
 	ks := cfg.keyspace
 	if ks == "" {
 		ks = s.Query("").Keyspace()
@@ -247,7 +284,7 @@ func Settle(ctx context.Context, s *gocql.Session, e *OutcomeUnknownError, opts 
 	for i, st := range e.Statements {
 		plan, err := planSettle(ks, st, lookup, e.Timestamp)
 		plans[i] = plan
-		out.Statements[i] = StatementSettlement{Timestamp: plan.timestamp, Skipped: plan.skipped}
+		out.Statements[i] = StatementResult{Timestamp: plan.timestamp, Skipped: plan.skipped}
 		if err != nil {
 			out.Statements[i].Err = &UnsettleableError{Statement: i, CQL: st.CQL, Reason: err.Error()}
 		}
@@ -261,7 +298,7 @@ func Settle(ctx context.Context, s *gocql.Session, e *OutcomeUnknownError, opts 
 			continue
 		}
 		if err := readWriteTimes(ctx, s, cfg.consistency, plans[i], ss); err != nil {
-			return out, fmt.Errorf("retry: settle statement %d: %w", i+1, err)
+			return out, fmt.Errorf("settle: settle statement %d: %w", i+1, err)
 		}
 		if ss.Err != nil {
 			ss.Err = &UnsettleableError{Statement: i, CQL: e.Statements[i].CQL, Reason: ss.Err.Error()}
@@ -279,8 +316,8 @@ func Settle(ctx context.Context, s *gocql.Session, e *OutcomeUnknownError, opts 
 	return out, nil
 }
 
-// aggregate is Settlement.Outcome (see there).
-func aggregate(sts []StatementSettlement, plans []settlePlan, logged bool) Outcome {
+// aggregate is Result.Outcome (see there).
+func aggregate(sts []StatementResult, plans []settlePlan, logged bool) Outcome {
 	unit := logged || len(plans) == 1 || onePartition(plans)
 	var settled []Outcome
 	for _, ss := range sts {
@@ -305,7 +342,7 @@ func aggregate(sts []StatementSettlement, plans []settlePlan, logged bool) Outco
 	return settled[0]
 }
 
-func mixedOr(sts []StatementSettlement) Outcome {
+func mixedOr(sts []StatementResult) Outcome {
 	for _, ss := range sts {
 		if ss.Outcome != Unsettleable {
 			return Mixed
@@ -327,7 +364,7 @@ func onePartition(plans []settlePlan) bool {
 }
 
 // readWriteTimes reads the write times of plan's cells into ss and decides its outcome.
-func readWriteTimes(ctx context.Context, s *gocql.Session, cl gocql.Consistency, plan settlePlan, ss *StatementSettlement) error {
+func readWriteTimes(ctx context.Context, s *gocql.Session, cl gocql.Consistency, plan settlePlan, ss *StatementResult) error {
 	var times []int64
 	for _, group := range []struct {
 		cols   []string
@@ -455,7 +492,7 @@ func (w *writeTimes) UnmarshalCQL(info gocql.TypeInfo, data []byte) error {
 			}
 		}
 	default:
-		return fmt.Errorf("retry: WRITETIME returned %s", info)
+		return fmt.Errorf("settle: WRITETIME returned %s", info)
 	}
 	return nil
 }
@@ -495,7 +532,7 @@ type tableLookup func(keyspace, table string) (*gocql.TableMetadata, error)
 // ks is the keyspace of statements that name none; pinned the write's timestamp. The
 // plan names the statement's table and partition whenever they could be read, even
 // with an error (so a DELETE can still show a batch writes one partition).
-func planSettle(ks string, st Statement, lookup tableLookup, pinned int64) (settlePlan, error) {
+func planSettle(ks string, st retry.Statement, lookup tableLookup, pinned int64) (settlePlan, error) {
 	plan := settlePlan{timestamp: pinned, multi: map[string]bool{}}
 	w, err := parseWrite(st.CQL)
 	if err != nil {
@@ -505,7 +542,7 @@ func planSettle(ks string, st Statement, lookup tableLookup, pinned int64) (sett
 		ks = w.keyspace
 	}
 	if ks == "" {
-		return plan, errors.New("no keyspace: the statement names none and the session has none (SettleKeyspace)")
+		return plan, errors.New("no keyspace: the statement names none and the session has none (Keyspace)")
 	}
 	tm, err := lookup(ks, w.table)
 	if err != nil {
@@ -535,7 +572,7 @@ func planSettle(ks string, st Statement, lookup tableLookup, pinned int64) (sett
 	given := map[string]term{}
 	for _, r := range w.where {
 		if r.op != "=" || r.column == "" {
-			return plan, fmt.Errorf("WHERE restriction %q does not name one row (IN, ranges, tuples and token() are not settled)", clause(r.value.toks))
+			return plan, fmt.Errorf("WHERE restriction %q does not name one row (IN, ranges, tuples and token() are not settled)", cqltext.Clause(r.value.toks))
 		}
 		given[r.column] = r.value
 	}
@@ -579,7 +616,7 @@ func planSettle(ks string, st Statement, lookup tableLookup, pinned int64) (sett
 	plan.partition = partBytes
 	switch {
 	case w.conditional:
-		return plan, errors.New("lightweight transaction: its cells may carry the Paxos ballot's timestamp rather than the pinned one (use SettleLWT)")
+		return plan, errors.New("lightweight transaction: its cells may carry the Paxos ballot's timestamp rather than the pinned one (use LWT)")
 	case w.verb == "delete":
 		return plan, errors.New("DELETE leaves tombstones, which have no readable write time")
 	}
@@ -735,7 +772,7 @@ func protoType(t gocql.TypeInfo) gocql.TypeInfo {
 
 // ---- parsing ----
 
-// parsedWrite is the syntax of one INSERT, UPDATE or DELETE, as Settle and SettleLWT
+// parsedWrite is the syntax of one INSERT, UPDATE or DELETE, as Settle and LWT
 // need it.
 type parsedWrite struct {
 	verb        string // insert, update, delete
@@ -845,17 +882,17 @@ func (p *parser) term(toks []cqltext.Token) term {
 // table reads [keyspace.]table at t[i] and returns the index after it.
 func (p *parser) table(w *parsedWrite, i int) (int, error) {
 	t := p.t
-	if i >= len(t) || identName(t[i]) == "" {
+	if i >= len(t) || cqltext.IdentName(t[i]) == "" {
 		return i, errors.New("no table name")
 	}
 	if i+2 < len(t) && t[i+1].IsPunct(".") {
-		if identName(t[i+2]) == "" {
+		if cqltext.IdentName(t[i+2]) == "" {
 			return i, errors.New("no table name")
 		}
-		w.keyspace, w.table = identName(t[i]), identName(t[i+2])
+		w.keyspace, w.table = cqltext.IdentName(t[i]), cqltext.IdentName(t[i+2])
 		return i + 3, nil
 	}
-	w.table = identName(t[i])
+	w.table = cqltext.IdentName(t[i])
 	return i + 1, nil
 }
 
@@ -876,22 +913,22 @@ func (p *parser) insert(w *parsedWrite) error {
 	if i >= len(t) || !t[i].IsPunct("(") {
 		return errors.New("INSERT without a column list")
 	}
-	cols := inParens(t[i:])
+	cols := cqltext.InParens(t[i:])
 	i += len(cols) + 2
 	if i+1 >= len(t) || !t[i].Is("values") || !t[i+1].IsPunct("(") {
 		return errors.New("INSERT without VALUES")
 	}
-	vals := inParens(t[i+1:])
+	vals := cqltext.InParens(t[i+1:])
 	i += len(vals) + 3
-	colList, valList := splitTop(cols, ","), splitTop(vals, ",")
+	colList, valList := cqltext.SplitTop(cols, ","), cqltext.SplitTop(vals, ",")
 	if len(colList) != len(valList) || len(colList) == 0 {
 		return fmt.Errorf("INSERT lists %d columns and %d values", len(colList), len(valList))
 	}
 	for k, c := range colList {
-		if len(c) != 1 || identName(c[0]) == "" || len(valList[k]) == 0 {
+		if len(c) != 1 || cqltext.IdentName(c[0]) == "" || len(valList[k]) == 0 {
 			return errors.New("INSERT column list is not plain column names")
 		}
-		w.columns = append(w.columns, columnWrite{column: identName(c[0]), op: opSet, value: p.term(valList[k])})
+		w.columns = append(w.columns, columnWrite{column: cqltext.IdentName(c[0]), op: opSet, value: p.term(valList[k])})
 	}
 	p.tail(w, i)
 	return nil
@@ -916,7 +953,7 @@ func (p *parser) tail(w *parsedWrite, i int) {
 				i += 2
 			default:
 				end := len(t)
-				if u := indexKeyword(t, "using", i+1); u >= 0 {
+				if u := cqltext.IndexKeyword(t, "using", i+1); u >= 0 {
 					end = u
 				}
 				w.conditions = p.restrictions(t[i+1 : end])
@@ -964,8 +1001,8 @@ func (p *parser) restrictions(t []cqltext.Token) []restriction {
 		}
 		var col string
 		opAt := 1
-		if len(r) >= 2 && identName(r[0]) != "" && !r[1].IsPunct("(") && !r[1].IsPunct("[") && !r[1].IsPunct(".") {
-			col = identName(r[0])
+		if len(r) >= 2 && cqltext.IdentName(r[0]) != "" && !r[1].IsPunct("(") && !r[1].IsPunct("[") && !r[1].IsPunct(".") {
+			col = cqltext.IdentName(r[0])
 		} else {
 			// token(k), (a, b), c[k], c.f: find the operator after the left side
 			opAt = -1
@@ -1027,18 +1064,18 @@ func (p *parser) update(w *parsedWrite) error {
 	if i >= len(t) || !t[i].Is("set") {
 		return errors.New("UPDATE without SET")
 	}
-	where := indexKeyword(t, "where", i)
+	where := cqltext.IndexKeyword(t, "where", i)
 	if where < 0 {
 		return errors.New("UPDATE without WHERE")
 	}
-	for _, a := range splitTop(t[i+1:where], ",") {
+	for _, a := range cqltext.SplitTop(t[i+1:where], ",") {
 		cw, err := p.assignment(a)
 		if err != nil {
 			return err
 		}
 		w.columns = append(w.columns, cw)
 	}
-	end := indexKeyword(t, "if", where)
+	end := cqltext.IndexKeyword(t, "if", where)
 	if end < 0 {
 		end = len(t)
 	}
@@ -1056,10 +1093,10 @@ func (p *parser) assignment(a []cqltext.Token) (columnWrite, error) {
 			break
 		}
 	}
-	if eq < 1 || eq+1 >= len(a) || identName(a[0]) == "" {
-		return columnWrite{}, fmt.Errorf("assignment %q", clause(a))
+	if eq < 1 || eq+1 >= len(a) || cqltext.IdentName(a[0]) == "" {
+		return columnWrite{}, fmt.Errorf("assignment %q", cqltext.Clause(a))
 	}
-	col := identName(a[0])
+	col := cqltext.IdentName(a[0])
 	rhs := a[eq+1:]
 	cw := columnWrite{column: col, op: opSet, value: p.term(rhs)}
 	switch {
@@ -1068,8 +1105,8 @@ func (p *parser) assignment(a []cqltext.Token) (columnWrite, error) {
 	case eq > 1 && a[1].IsPunct("."):
 		cw.op = opField
 	case eq > 1:
-		return columnWrite{}, fmt.Errorf("assignment %q", clause(a))
-	case len(rhs) >= 3 && identName(rhs[0]) == col && (rhs[1].IsPunct("+") || rhs[1].IsPunct("-")):
+		return columnWrite{}, fmt.Errorf("assignment %q", cqltext.Clause(a))
+	case len(rhs) >= 3 && cqltext.IdentName(rhs[0]) == col && (rhs[1].IsPunct("+") || rhs[1].IsPunct("-")):
 		cw.op, cw.value = opAdd, p.term(rhs[2:])
 		if rhs[1].IsPunct("-") {
 			cw.op = opRemove
@@ -1077,7 +1114,7 @@ func (p *parser) assignment(a []cqltext.Token) (columnWrite, error) {
 		if rhs[2].Kind == cqltext.Number {
 			cw.op = opOther // c = c + 1: a counter
 		}
-	case len(rhs) >= 3 && identName(rhs[len(rhs)-1]) == col && rhs[len(rhs)-2].IsPunct("+"):
+	case len(rhs) >= 3 && cqltext.IdentName(rhs[len(rhs)-1]) == col && rhs[len(rhs)-2].IsPunct("+"):
 		cw.op, cw.value = opAdd, p.term(rhs[:len(rhs)-2])
 	}
 	return cw, nil
@@ -1085,19 +1122,19 @@ func (p *parser) assignment(a []cqltext.Token) (columnWrite, error) {
 
 func (p *parser) delete(w *parsedWrite) error {
 	t := p.t
-	from := indexKeyword(t, "from", 0)
+	from := cqltext.IndexKeyword(t, "from", 0)
 	if from < 0 {
 		return errors.New("DELETE without FROM")
 	}
-	for _, sel := range splitTop(t[1:from], ",") {
+	for _, sel := range cqltext.SplitTop(t[1:from], ",") {
 		if len(sel) == 0 {
 			return errors.New("DELETE selection has an empty item")
 		}
-		if len(sel) == 1 && identName(sel[0]) != "" {
-			w.deletes = append(w.deletes, identName(sel[0]))
+		if len(sel) == 1 && cqltext.IdentName(sel[0]) != "" {
+			w.deletes = append(w.deletes, cqltext.IdentName(sel[0]))
 			continue
 		}
-		w.columns = append(w.columns, columnWrite{column: identName(sel[0]), op: opOther}) // c[k], c.f
+		w.columns = append(w.columns, columnWrite{column: cqltext.IdentName(sel[0]), op: opOther}) // c[k], c.f
 	}
 	i, err := p.table(w, from+1)
 	if err != nil {
@@ -1109,7 +1146,7 @@ func (p *parser) delete(w *parsedWrite) error {
 	if i >= len(t) || !t[i].Is("where") {
 		return errors.New("DELETE without WHERE")
 	}
-	end := indexKeyword(t, "if", i)
+	end := cqltext.IndexKeyword(t, "if", i)
 	if end < 0 {
 		end = len(t)
 	}
@@ -1212,10 +1249,10 @@ func literalValue(tm *term, typ gocql.TypeInfo) (any, error) {
 
 // ---- lightweight transactions ----
 
-// LWTOutcome is what SettleLWT found about a conditional write.
+// LWTOutcome is what LWT found about a conditional write.
 type LWTOutcome int
 
-// Outcomes of SettleLWT. The zero value, LWTUnknown, claims nothing.
+// Outcomes of LWT. The zero value, LWTUnknown, claims nothing.
 const (
 	// LWTUnknown: the row does not tell: it shows the write's effect, but that effect
 	// may have been there before the write (UPDATE … SET v = 1 … IF w = 2 on a row whose
@@ -1246,19 +1283,19 @@ func (o LWTOutcome) String() string {
 	return "unknown"
 }
 
-// LWTSettlement is what SettleLWT found.
-type LWTSettlement struct {
+// LWTResult is what LWT found.
+type LWTResult struct {
 	Outcome LWTOutcome
 	Exists  bool   // the SERIAL read found the row
 	Why     string // what decided, in one line
 }
 
-// SettleLWT settles a conditional write (INSERT … IF NOT EXISTS, UPDATE … IF …, DELETE
+// LWT settles a conditional write (INSERT … IF NOT EXISTS, UPDATE … IF …, DELETE
 // … IF …) whose outcome is unknown — a client timeout, a lost response, gocql's
 // RequestErrCASWriteUnknown, a write timeout of write type CAS — by reading its row at
-// SERIAL (SettleSerial: LOCAL_SERIAL) and comparing it with the write's effect:
+// SERIAL (Serial: LOCAL_SERIAL) and comparing it with the write's effect:
 // LWTApplied, LWTNotApplied or LWTUnknown (see each). st is the statement as sent, with
-// its values (an *OutcomeUnknownError's Statements[0]).
+// its values (an *retry.OutcomeUnknownError's Statements[0]).
 //
 // A read at SERIAL is a Paxos read: it first completes any round in progress on the
 // partition (an accepted but uncommitted proposal is committed) or fences it out, so
@@ -1266,7 +1303,7 @@ type LWTSettlement struct {
 // change. Only rounds begun before the read are settled: the write's coordinator may
 // begin a new one (a contended round is retried) until cas_contention_timeout (1 s by
 // default) after it received the request, and a request still in transit has not begun
-// one. Settle no earlier than that after the last attempt was sent (SettleAfter), as a
+// one. Settle no earlier than that after the last attempt was sent (After), as a
 // naive retry of the LWT must not be: a re-sent LWT that had applied finds its own
 // write and reports applied = false.
 //
@@ -1274,16 +1311,14 @@ type LWTSettlement struct {
 // UPDATE assigning whole columns (c = v); DELETE of the row or of whole columns.
 // Anything else — collection element updates, c = c + v, conditional batches, a
 // partition-level condition — returns an *UnsettleableError before anything is read.
-// Defaults: SERIAL, the session's keyspace (SettleKeyspace), no wait.
-func SettleLWT(ctx context.Context, s *gocql.Session, st Statement, opts ...SettleOption) (LWTSettlement, error) {
-	cfg := settleDefaults()
-	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
-		}
+// Defaults: SERIAL, the session's keyspace (Keyspace), no wait.
+func LWT(ctx context.Context, s *gocql.Session, st retry.Statement, opts ...Option) (LWTResult, error) {
+	cfg, err := options(opts)
+	if err != nil {
+		return LWTResult{}, err
 	}
 	if s == nil {
-		return LWTSettlement{}, errors.New("retry: SettleLWT needs a session")
+		return LWTResult{}, errors.New("settle: LWT needs a session")
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -1301,19 +1336,19 @@ func SettleLWT(ctx context.Context, s *gocql.Session, st Statement, opts ...Sett
 	}
 	plan, err := planLWT(ks, st, lookup)
 	if err != nil {
-		return LWTSettlement{}, &UnsettleableError{CQL: st.CQL, Reason: err.Error()}
+		return LWTResult{}, &UnsettleableError{CQL: st.CQL, Reason: err.Error()}
 	}
 	if err := wait.Sleep(ctx, cfg.delay); err != nil {
-		return LWTSettlement{}, err
+		return LWTResult{}, err
 	}
 	row, exists, err := readSerial(ctx, s, gocql.Consistency(cfg.serial), plan)
 	if err != nil {
-		return LWTSettlement{}, fmt.Errorf("retry: settle LWT: serial read: %w", err)
+		return LWTResult{}, fmt.Errorf("settle: settle LWT: serial read: %w", err)
 	}
 	return judgeLWT(plan, row, exists), nil
 }
 
-// lwtPlan is what SettleLWT reads and expects.
+// lwtPlan is what LWT reads and expects.
 type lwtPlan struct {
 	keyspace, table string
 	key             []keyValue
@@ -1330,7 +1365,7 @@ type expectation struct {
 }
 
 // planLWT maps a conditional write to its row and effect.
-func planLWT(ks string, st Statement, lookup tableLookup) (lwtPlan, error) {
+func planLWT(ks string, st retry.Statement, lookup tableLookup) (lwtPlan, error) {
 	var plan lwtPlan
 	w, err := parseWrite(st.CQL)
 	if err != nil {
@@ -1343,7 +1378,7 @@ func planLWT(ks string, st Statement, lookup tableLookup) (lwtPlan, error) {
 		ks = w.keyspace
 	}
 	if ks == "" {
-		return plan, errors.New("no keyspace: the statement names none and the session has none (SettleKeyspace)")
+		return plan, errors.New("no keyspace: the statement names none and the session has none (Keyspace)")
 	}
 	tm, err := lookup(ks, w.table)
 	if err != nil {
@@ -1359,7 +1394,7 @@ func planLWT(ks string, st Statement, lookup tableLookup) (lwtPlan, error) {
 	given := map[string]term{}
 	for _, r := range w.where {
 		if r.op != "=" || r.column == "" {
-			return plan, fmt.Errorf("WHERE restriction %q does not name one row", clause(r.value.toks))
+			return plan, fmt.Errorf("WHERE restriction %q does not name one row", cqltext.Clause(r.value.toks))
 		}
 		given[r.column] = r.value
 	}
@@ -1622,9 +1657,9 @@ func readSerial(ctx context.Context, s *gocql.Session, cl gocql.Consistency, pla
 }
 
 // judgeLWT compares the row read at SERIAL with the plan's effect.
-func judgeLWT(plan lwtPlan, row []rawCell, exists bool) LWTSettlement {
-	out := LWTSettlement{Exists: exists}
-	decide := func(why string) LWTSettlement {
+func judgeLWT(plan lwtPlan, row []rawCell, exists bool) LWTResult {
+	out := LWTResult{Exists: exists}
+	decide := func(why string) LWTResult {
 		out.Outcome, out.Why = LWTUnknown, why+"; the condition does not rule out that it was there before"
 		if plan.changed {
 			out.Outcome, out.Why = LWTApplied, why

@@ -11,6 +11,7 @@ import (
 	"github.com/cqlsafe/cqlsafe/integration/faultproxy"
 	"github.com/cqlsafe/cqlsafe/integration/harness"
 	"github.com/cqlsafe/cqlsafe/retry"
+	"github.com/cqlsafe/cqlsafe/settle"
 )
 
 // unknownOutcome runs q through p and wants an *retry.OutcomeUnknownError back.
@@ -37,10 +38,10 @@ func writetime(t *testing.T, s *gocql.Session, stmt string, args ...any) int64 {
 	return *wt
 }
 
-// TestRetrySettleLanded: an idempotent INSERT whose response the proxy drops after
+// TestSettleLanded: an idempotent INSERT whose response the proxy drops after
 // Cassandra applied it comes back as an unknown outcome (one attempt allowed); Settle
 // finds the pinned timestamp on its cells.
-func TestRetrySettleLanded(t *testing.T) {
+func TestSettleLanded(t *testing.T) {
 	s0, ks := node.Keyspace(t)
 	harness.Exec(t, s0, `CREATE TABLE kv (id int PRIMARY KEY, v text, w int)`)
 	s, px := proxied(t, ks, 300*time.Millisecond)
@@ -55,20 +56,20 @@ func TestRetrySettleLanded(t *testing.T) {
 	if wt := writetime(t, s0, `SELECT WRITETIME(v) FROM kv WHERE id = 1`); wt != ou.Timestamp {
 		t.Fatalf("Cassandra holds v at %d, the error says %d", wt, ou.Timestamp)
 	}
-	st, err := retry.Settle(ctx, s, ou)
+	st, err := settle.Write(ctx, s, ou)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Outcome != retry.Landed || st.Statements[0].Newest != ou.Timestamp || len(st.Statements[0].Columns) != 2 {
+	if st.Outcome != settle.Landed || st.Statements[0].Newest != ou.Timestamp || len(st.Statements[0].Columns) != 2 {
 		t.Fatalf("settled %+v, want landed at %d on v and w", st, ou.Timestamp)
 	}
 }
 
-// TestRetrySettleNotVisibleThenLands: the proxy holds the request (a hung link) so the
+// TestSettleNotVisibleThenLands: the proxy holds the request (a hung link) so the
 // client times out before Cassandra has it. Settle, reading past the proxy, finds
 // nothing: NotVisible. Released, the held request reaches Cassandra and applies with its
 // pinned timestamp — "not visible" was "not yet" — and Settle then says Landed.
-func TestRetrySettleNotVisibleThenLands(t *testing.T) {
+func TestSettleNotVisibleThenLands(t *testing.T) {
 	s0, ks := node.Keyspace(t)
 	harness.Exec(t, s0, `CREATE TABLE kv (id int PRIMARY KEY, v text, w int)`)
 	s, px := proxied(t, ks, 300*time.Millisecond)
@@ -88,7 +89,7 @@ func TestRetrySettleNotVisibleThenLands(t *testing.T) {
 		}
 	})
 	ou := unknownOutcome(t, p, s.Query(ins, 2, "held", 3))
-	st, err := retry.Settle(ctx, s0, ou, retry.SettleAt(gocql.All))
+	st, err := settle.Write(ctx, s0, ou, settle.At(gocql.All))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestRetrySettleNotVisibleThenLands(t *testing.T) {
 	if err := s0.Query(`SELECT COUNT(*) FROM kv WHERE id = 2`).Consistency(gocql.All).Scan(&rows); err != nil {
 		t.Fatal(err)
 	}
-	if st.Outcome != retry.NotVisible || rows != 0 {
+	if st.Outcome != settle.NotVisible || rows != 0 {
 		t.Fatalf("while held: settled %v, %d rows; want not visible and no row", st.Outcome, rows)
 	}
 
@@ -109,16 +110,16 @@ func TestRetrySettleNotVisibleThenLands(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	st, err = retry.Settle(ctx, s0, ou, retry.SettleAt(gocql.All))
-	if err != nil || st.Outcome != retry.Landed {
+	st, err = settle.Write(ctx, s0, ou, settle.At(gocql.All))
+	if err != nil || st.Outcome != settle.Landed {
 		t.Fatalf("after release: settled %v, %v; want landed", st.Outcome, err)
 	}
 }
 
-// TestRetrySettleSuperseded: the dropped write landed, then another client wrote the
+// TestSettleSuperseded: the dropped write landed, then another client wrote the
 // same row with a newer timestamp. While one column still carries the pinned timestamp
 // Settle says Landed; once both are overwritten, Superseded.
-func TestRetrySettleSuperseded(t *testing.T) {
+func TestSettleSuperseded(t *testing.T) {
 	s0, ks := node.Keyspace(t)
 	harness.Exec(t, s0, `CREATE TABLE kv (id int PRIMARY KEY, v text, w int)`)
 	s, px := proxied(t, ks, 300*time.Millisecond)
@@ -131,8 +132,8 @@ func TestRetrySettleSuperseded(t *testing.T) {
 	if err := s0.Query(`UPDATE kv USING TIMESTAMP ? SET v = ? WHERE id = ?`, newer, "theirs", 3).Exec(); err != nil {
 		t.Fatal(err)
 	}
-	st, err := retry.Settle(ctx, s, ou)
-	if err != nil || st.Outcome != retry.Landed || st.Statements[0].Newest != newer {
+	st, err := settle.Write(ctx, s, ou)
+	if err != nil || st.Outcome != settle.Landed || st.Statements[0].Newest != newer {
 		t.Fatalf("one column overwritten: %+v, %v; want landed (w still at %d), newest %d", st, err, ou.Timestamp, newer)
 	}
 	if err := s0.Query(`UPDATE kv USING TIMESTAMP ? SET w = ? WHERE id = ?`, newer, 9, 3).Exec(); err != nil {
@@ -141,16 +142,16 @@ func TestRetrySettleSuperseded(t *testing.T) {
 	if wt := writetime(t, s0, `SELECT WRITETIME(w) FROM kv WHERE id = 3`); wt != newer {
 		t.Fatalf("w at %d, want %d", wt, newer)
 	}
-	st, err = retry.Settle(ctx, s, ou)
-	if err != nil || st.Outcome != retry.Superseded {
+	st, err = settle.Write(ctx, s, ou)
+	if err != nil || st.Outcome != settle.Superseded {
 		t.Fatalf("both overwritten: %v, %v; want superseded", st.Outcome, err)
 	}
 }
 
-// TestRetrySettleShapes: collections element by element, static columns, batches (each
+// TestSettleShapes: collections element by element, static columns, batches (each
 // statement settled, the overwrite pattern's DELETE unsettleable but its partition's
 // INSERT deciding), and counters, which cannot be settled.
-func TestRetrySettleShapes(t *testing.T) {
+func TestSettleShapes(t *testing.T) {
 	s0, ks := node.Keyspace(t)
 	harness.Exec(t, s0,
 		`CREATE TABLE t (k int, c int, s int static, v int, st set<int>, PRIMARY KEY (k, c))`,
@@ -167,8 +168,8 @@ func TestRetrySettleShapes(t *testing.T) {
 	if err := s0.Query(`UPDATE t USING TIMESTAMP ? SET st = st + {9}, s = 8 WHERE k = 1 AND c = 1`, ou.Timestamp+10).Exec(); err != nil {
 		t.Fatal(err)
 	}
-	st, err := retry.Settle(ctx, s, ou)
-	if err != nil || st.Outcome != retry.Landed || len(st.Statements[0].Columns) != 2 || st.Statements[0].Newest != ou.Timestamp+10 {
+	st, err := settle.Write(ctx, s, ou)
+	if err != nil || st.Outcome != settle.Landed || len(st.Statements[0].Columns) != 2 || st.Statements[0].Newest != ou.Timestamp+10 {
 		t.Fatalf("set + static: %+v, %v; want landed on st and s", st, err)
 	}
 
@@ -182,8 +183,8 @@ func TestRetrySettleShapes(t *testing.T) {
 	if err := p.ExecBatch(ctx, s, b); !errors.As(err, &bou) {
 		t.Fatalf("logged batch: %v, want an unknown outcome", err)
 	}
-	st, err = retry.Settle(ctx, s, bou)
-	if err != nil || st.Outcome != retry.Landed || st.Statements[0].Outcome != retry.Landed || st.Statements[1].Outcome != retry.Landed {
+	st, err = settle.Write(ctx, s, bou)
+	if err != nil || st.Outcome != settle.Landed || st.Statements[0].Outcome != settle.Landed || st.Statements[1].Outcome != settle.Landed {
 		t.Fatalf("logged batch: %+v, %v; want both statements landed", st, err)
 	}
 
@@ -198,9 +199,9 @@ func TestRetrySettleShapes(t *testing.T) {
 	if err := p.ExecBatch(ctx, s, ob); !errors.As(err, &bou) {
 		t.Fatalf("overwrite batch: %v, want an unknown outcome", err)
 	}
-	st, err = retry.Settle(ctx, s, bou)
-	if err != nil || st.Outcome != retry.Landed || st.Statements[1].Timestamp != n+1 ||
-		!errors.Is(st.Statements[0].Err, retry.ErrUnsettleable) {
+	st, err = settle.Write(ctx, s, bou)
+	if err != nil || st.Outcome != settle.Landed || st.Statements[1].Timestamp != n+1 ||
+		!errors.Is(st.Statements[0].Err, settle.ErrUnsettleable) {
 		t.Fatalf("overwrite batch: %+v, %v; want landed by the INSERT at N+1, the DELETE unsettleable", st, err)
 	}
 	if wt := writetime(t, s0, `SELECT WRITETIME(v) FROM kv WHERE id = 12`); wt != n+1 {
@@ -210,19 +211,19 @@ func TestRetrySettleShapes(t *testing.T) {
 	// A counter increment: no client timestamp to look for.
 	px.SetRule(faultproxy.DropNext(1, faultproxy.Writes("UPDATE cnt")))
 	ou = unknownOutcome(t, p, s.Query(`UPDATE cnt SET n = n + 1 WHERE id = ?`, 1))
-	st, err = retry.Settle(ctx, s, ou)
-	if !errors.Is(err, retry.ErrUnsettleable) || st.Outcome != retry.Unsettleable {
+	st, err = settle.Write(ctx, s, ou)
+	if !errors.Is(err, settle.ErrUnsettleable) || st.Outcome != settle.Unsettleable {
 		t.Fatalf("counter: %v, %v; want unsettleable", st.Outcome, err)
 	}
 }
 
-// TestRetrySettleLWT settles conditional writes whose response was lost with a SERIAL
+// TestSettleLWT settles conditional writes whose response was lost with a SERIAL
 // read: an INSERT … IF NOT EXISTS that applied, one that lost to an existing row, a
 // compare-and-set answered with a CAS write timeout and with CAS_WRITE_UNKNOWN, a
 // no-op UPDATE (unknown), a DELETE … IF EXISTS. The negative control re-sends the
 // applied INSERT, as a naive retry would: Cassandra answers applied = false, showing
 // the row this very write created.
-func TestRetrySettleLWT(t *testing.T) {
+func TestSettleLWT(t *testing.T) {
 	s0, ks := node.Keyspace(t)
 	harness.Exec(t, s0, `CREATE TABLE lease (name text PRIMARY KEY, owner text, n int)`)
 	// A client timeout well above an LWT's latency: the proxy keys its rules by stream
@@ -232,12 +233,12 @@ func TestRetrySettleLWT(t *testing.T) {
 	p := retry.NewPolicy(retry.WithMaxAttempts(1))
 	ctx := context.Background()
 	isLease := faultproxy.Writes("lease")
-	settle := func(ou *retry.OutcomeUnknownError) retry.LWTSettlement {
+	settleIt := func(ou *retry.OutcomeUnknownError) settle.LWTResult {
 		t.Helper()
 		if ou.Idempotent || len(ou.Statements) != 1 {
 			t.Fatalf("LWT reported idempotent or as a batch: %+v", ou)
 		}
-		st, err := retry.SettleLWT(ctx, s, ou.Statements[0], retry.SettleAfter(time.Second))
+		st, err := settle.LWT(ctx, s, ou.Statements[0], settle.After(time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -255,7 +256,7 @@ func TestRetrySettleLWT(t *testing.T) {
 	// Applied: the response to a winning claim is lost.
 	px.SetRule(faultproxy.DropNext(1, isLease))
 	ou := unknownOutcome(t, p, s.Query(claim, "a", "me", 1))
-	if st := settle(ou); st.Outcome != retry.LWTApplied || owner("a") != "me" {
+	if st := settleIt(ou); st.Outcome != settle.LWTApplied || owner("a") != "me" {
 		t.Fatalf("winning claim: %v (%s), owner %q; want applied, me", st.Outcome, st.Why, owner("a"))
 	}
 	// Negative control: the naive retry of that claim says it did not apply.
@@ -274,7 +275,7 @@ func TestRetrySettleLWT(t *testing.T) {
 	}
 	px.SetRule(faultproxy.DropNext(1, isLease))
 	ou = unknownOutcome(t, p, s.Query(claim, "b", "me", 1))
-	if st := settle(ou); st.Outcome != retry.LWTNotApplied || owner("b") != "other" {
+	if st := settleIt(ou); st.Outcome != settle.LWTNotApplied || owner("b") != "other" {
 		t.Fatalf("losing claim: %v (%s), owner %q; want not applied, other", st.Outcome, st.Why, owner("b"))
 	}
 
@@ -283,7 +284,7 @@ func TestRetrySettleLWT(t *testing.T) {
 	cas := `UPDATE lease SET owner = ? WHERE name = ? IF owner = ?`
 	px.SetRule(faultproxy.Next(1, isLease, faultproxy.ForwardThenReply(faultproxy.WriteTimeout("CAS"))))
 	ou = unknownOutcome(t, p, s.Query(cas, "you", "a", "me"))
-	if st := settle(ou); st.Outcome != retry.LWTApplied || owner("a") != "you" {
+	if st := settleIt(ou); st.Outcome != settle.LWTApplied || owner("a") != "you" {
 		t.Fatalf("CAS write timeout: %v (%s), owner %q; want applied, you", st.Outcome, st.Why, owner("a"))
 	}
 	// CAS_WRITE_UNKNOWN answered in Cassandra's place, the request never sent: the
@@ -299,7 +300,7 @@ func TestRetrySettleLWT(t *testing.T) {
 	if !errors.As(err, &ou) || !errors.As(err, &cwu) {
 		t.Fatalf("CAS write unknown: %v, want an unknown outcome wrapping RequestErrCASWriteUnknown", err)
 	}
-	if st := settle(ou); st.Outcome != retry.LWTNotApplied || owner("a") != "you" {
+	if st := settleIt(ou); st.Outcome != settle.LWTNotApplied || owner("a") != "you" {
 		t.Fatalf("CAS write unknown, not sent: %v (%s), owner %q; want not applied, you", st.Outcome, st.Why, owner("a"))
 	}
 
@@ -307,7 +308,7 @@ func TestRetrySettleLWT(t *testing.T) {
 	// that did not apply.
 	px.SetRule(faultproxy.DropNext(1, isLease))
 	ou = unknownOutcome(t, p, s.Query(`UPDATE lease SET owner = ? WHERE name = ? IF n = ?`, "other", "b", 5))
-	if st := settle(ou); st.Outcome != retry.LWTUnknown {
+	if st := settleIt(ou); st.Outcome != settle.LWTUnknown {
 		t.Fatalf("no-op update: %v (%s), want unknown", st.Outcome, st.Why)
 	}
 
@@ -315,11 +316,11 @@ func TestRetrySettleLWT(t *testing.T) {
 	// it was there: applied.
 	px.SetRule(faultproxy.DropNext(1, isLease))
 	ou = unknownOutcome(t, p, s.Query(`DELETE FROM lease WHERE name = ? IF EXISTS`, "b"))
-	if st := settle(ou); st.Outcome != retry.LWTApplied || st.Exists {
+	if st := settleIt(ou); st.Outcome != settle.LWTApplied || st.Exists {
 		t.Fatalf("delete if exists: %v (%s), want applied", st.Outcome, st.Why)
 	}
 	// Settle refuses what is not an LWT, before reading.
-	if _, err := retry.SettleLWT(ctx, s, retry.Statement{CQL: `INSERT INTO lease (name, owner) VALUES (?, ?)`, Values: []any{"c", "x"}}); !errors.Is(err, retry.ErrUnsettleable) {
+	if _, err := settle.LWT(ctx, s, retry.Statement{CQL: `INSERT INTO lease (name, owner) VALUES (?, ?)`, Values: []any{"c", "x"}}); !errors.Is(err, settle.ErrUnsettleable) {
 		t.Fatalf("plain insert given to SettleLWT: %v, want ErrUnsettleable", err)
 	}
 }

@@ -1,4 +1,4 @@
-package retry_test
+package settle_test
 
 import (
 	"context"
@@ -9,9 +9,10 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/cqlsafe/cqlsafe/retry"
+	"github.com/cqlsafe/cqlsafe/settle"
 )
 
-func ExampleSettle() {
+func ExampleWrite() {
 	var session *gocql.Session // your session
 	if session == nil {
 		return
@@ -24,22 +25,22 @@ func ExampleSettle() {
 		return
 	}
 	// Later: did it land? Read at ALL, after the write timeout has passed.
-	st, err := retry.Settle(ctx, session, unknown, retry.SettleAt(gocql.All), retry.SettleAfter(3*time.Second))
+	st, err := settle.Write(ctx, session, unknown, settle.At(gocql.All), settle.After(3*time.Second))
 	switch {
 	case err != nil:
 		fmt.Println("cannot tell:", err)
-	case st.Outcome == retry.Landed:
+	case st.Outcome == settle.Landed:
 		fmt.Println("landed at", st.Timestamp)
-	case st.Outcome == retry.Superseded:
+	case st.Outcome == settle.Superseded:
 		fmt.Println("a newer write won; nothing to do")
-	case st.Outcome == retry.NotVisible:
+	case st.Outcome == settle.NotVisible:
 		// Re-applying with the pinned timestamp is safe whether or not the first one
 		// lands later.
 		fmt.Println("re-apply at", unknown.Timestamp)
 	}
 }
 
-func ExampleSettleLWT() {
+func ExampleLWT() {
 	var session *gocql.Session // your session
 	if session == nil {
 		return
@@ -53,7 +54,7 @@ func ExampleSettleLWT() {
 	}
 	// The reply was lost (a timeout, CAS write unknown): do not re-send the LWT — if it
 	// applied, the re-send finds its own row and says "not applied". Read at SERIAL.
-	st, err := retry.SettleLWT(ctx, session, claim, retry.SettleAfter(time.Second))
+	st, err := settle.LWT(ctx, session, claim, settle.After(time.Second))
 	if err != nil {
 		fmt.Println("cannot tell:", err)
 		return

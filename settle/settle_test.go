@@ -1,6 +1,7 @@
-package retry
+package settle
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/retry"
 )
 
 // The tables the mapping tests settle against, as gocql's schema metadata describes them:
@@ -124,8 +127,8 @@ func TestPlanSettle(t *testing.T) {
 		{name: "value missing", cql: `INSERT INTO kv (id, v) VALUES (?, ?)`, values: []any{1}, err: "bind marker 2 has no value"},
 		{name: "delete", cql: `DELETE FROM kv WHERE id = ?`, values: []any{1}, err: "DELETE"},
 		{name: "counter", cql: `UPDATE cnt SET n = n + 1 WHERE id = ?`, values: []any{1}, err: "counter", table: "ks.cnt"},
-		{name: "lwt", cql: `INSERT INTO kv (id, v) VALUES (?, ?) IF NOT EXISTS`, values: []any{1, "x"}, err: "SettleLWT"},
-		{name: "lwt update", cql: `UPDATE kv SET v = ? WHERE id = ? IF v = ?`, values: []any{"x", 1, "y"}, err: "SettleLWT"},
+		{name: "lwt", cql: `INSERT INTO kv (id, v) VALUES (?, ?) IF NOT EXISTS`, values: []any{1, "x"}, err: "LWT"},
+		{name: "lwt update", cql: `UPDATE kv SET v = ? WHERE id = ? IF v = ?`, values: []any{"x", 1, "y"}, err: "LWT"},
 		{name: "json", cql: `INSERT INTO kv JSON ?`, values: []any{`{"id": 1}`}, err: "INSERT JSON"},
 		{name: "batch text", cql: `BEGIN BATCH INSERT INTO kv (id, v) VALUES (1, 'x'); APPLY BATCH`, err: "batch written as CQL text"},
 		{name: "two statements", cql: `INSERT INTO kv (id, v) VALUES (1, 'x'); INSERT INTO kv (id, v) VALUES (2, 'x')`, err: "2 statements"},
@@ -140,7 +143,7 @@ func TestPlanSettle(t *testing.T) {
 	lookup := testSchema()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			plan, err := planSettle("ks", Statement{CQL: tc.cql, Values: tc.values}, lookup, pinned)
+			plan, err := planSettle("ks", retry.Statement{CQL: tc.cql, Values: tc.values}, lookup, pinned)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err = %v, want one containing %q", err, tc.err)
@@ -202,14 +205,14 @@ func TestJudgeWriteTimes(t *testing.T) {
 func TestAggregate(t *testing.T) {
 	lookup := testSchema()
 	plan := func(cql string, values ...any) settlePlan {
-		p, _ := planSettle("ks", Statement{CQL: cql, Values: values}, lookup, 1)
+		p, _ := planSettle("ks", retry.Statement{CQL: cql, Values: values}, lookup, 1)
 		return p
 	}
 	del1 := plan(`DELETE FROM kv USING TIMESTAMP ? WHERE id = ?`, int64(1), 1)
 	ins1 := plan(`INSERT INTO kv (id, v) VALUES (?, ?)`, 1, "x")
 	ins2 := plan(`INSERT INTO kv (id, v) VALUES (?, ?)`, 2, "x")
-	st := func(os ...Outcome) []StatementSettlement {
-		out := make([]StatementSettlement, len(os))
+	st := func(os ...Outcome) []StatementResult {
+		out := make([]StatementResult, len(os))
 		for i, o := range os {
 			out[i].Outcome = o
 		}
@@ -217,7 +220,7 @@ func TestAggregate(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name   string
-		sts    []StatementSettlement
+		sts    []StatementResult
 		plans  []settlePlan
 		logged bool
 		want   Outcome
@@ -270,7 +273,7 @@ func TestPlanLWT(t *testing.T) {
 		{name: "json", cql: `INSERT INTO kv JSON ? IF NOT EXISTS`, values: []any{`{"id":1}`}, err: "INSERT JSON"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			plan, err := planLWT("ks", Statement{CQL: tc.cql, Values: tc.values}, lookup)
+			plan, err := planLWT("ks", retry.Statement{CQL: tc.cql, Values: tc.values}, lookup)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err = %v, want one containing %q", err, tc.err)
@@ -335,14 +338,14 @@ func TestJudgeLWT(t *testing.T) {
 }
 
 func TestSettleErrors(t *testing.T) {
-	if _, err := Settle(nil, nil, &OutcomeUnknownError{}); err == nil { //nolint:staticcheck // nil ctx is allowed
+	if _, err := Write(context.TODO(), nil, &retry.OutcomeUnknownError{}); err == nil {
 		t.Error("nil session: no error")
 	}
-	if _, err := SettleLWT(nil, nil, Statement{}); err == nil { //nolint:staticcheck // nil ctx is allowed
+	if _, err := LWT(context.TODO(), nil, retry.Statement{}); err == nil {
 		t.Error("nil session: no error")
 	}
 	var err error = &UnsettleableError{Statement: 1, CQL: "DELETE FROM kv WHERE id = ?", Reason: "DELETE leaves tombstones"}
-	if !errors.Is(err, ErrUnsettleable) || !strings.HasPrefix(err.Error(), "retry: cannot settle statement 2") {
+	if !errors.Is(err, ErrUnsettleable) || !strings.HasPrefix(err.Error(), "settle: cannot settle statement 2") {
 		t.Errorf("%v", err)
 	}
 	if Landed.String() != "landed" || Outcome(99).String() != "unknown" || LWTNotApplied.String() != "not_applied" {
@@ -382,13 +385,13 @@ func FuzzSettleMapping(f *testing.F) {
 				values[i] = gocql.UnsetValue
 			}
 		}
-		plan, err := planSettle("ks", Statement{CQL: cql, Values: values}, lookup, 1)
+		plan, err := planSettle("ks", retry.Statement{CQL: cql, Values: values}, lookup, 1)
 		if err == nil {
 			if plan.table == "" || len(plan.key) < plan.nPartition || plan.nPartition == 0 || len(plan.regular)+len(plan.static) == 0 {
 				t.Fatalf("%q: incomplete plan %+v", cql, plan)
 			}
 		}
-		lp, err := planLWT("ks", Statement{CQL: cql, Values: values}, lookup)
+		lp, err := planLWT("ks", retry.Statement{CQL: cql, Values: values}, lookup)
 		if err == nil && (lp.table == "" || len(lp.key) == 0) {
 			t.Fatalf("%q: incomplete LWT plan %+v", cql, lp)
 		}
