@@ -580,12 +580,6 @@ func (c *classifier) delete(t []cqltext.Token) {
 	}
 }
 
-
-
-
-
-
-
 // stringSubscript reports whether sel is `c['literal']`: a map key, never a list index.
 func stringSubscript(sel []cqltext.Token) bool {
 	return len(sel) == 4 && sel[1].IsPunct("[") && sel[2].Kind == cqltext.String && sel[3].IsPunct("]")
@@ -640,7 +634,6 @@ func (c *classifier) insert(t []cqltext.Token) {
 		}
 	}
 }
-
 
 // insertJSON judges INSERT … JSON doc: a non-empty array for a non-frozen list column
 // is a list assignment (not idempotent). Without schema any non-empty array counts.
