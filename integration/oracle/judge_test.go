@@ -1,0 +1,437 @@
+package oracle
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cqlsafe/cqlsafe/retry"
+	"github.com/gocql/gocql"
+)
+
+// decide is the library's judgement of whether a statement may be repeated: the one
+// place to switch when the retry package's API changes.
+func decide(s *gocql.Session, keyspace, cql string, values []any) (repeatable bool, reasons []string) {
+	v := retry.NewPolicy(retry.WithSchema(retry.SessionSchema(s))).Repeatable(keyspace, cql, values)
+	return v.Idempotent, v.Reasons
+}
+
+// oracleCase is one generated statement with everything needed to judge it.
+type oracleCase struct {
+	idx      int
+	tb       *table
+	ts       int64  // pinned write timestamp of the statement
+	setup    []part // rows every partition holds before the statement (at ts-50)
+	st       stmt
+	w        stmt  // the interleaved writer's statement
+	wOff     int64 // its timestamp relative to ts
+	fn       bool  // the statement calls a server function
+	setupTTL bool
+}
+
+// genCase generates case idx: its own random stream, so any case is reproducible from
+// (seed, idx) alone, whatever the concurrency.
+func genCase(seed uint64, idx int, tables []*table, base int64) *oracleCase {
+	r := rand.New(rand.NewPCG(seed, uint64(idx)))
+	c := &oracleCase{idx: idx, ts: base + int64(idx)*1000}
+	// counters are a smaller share: one table of seven, at half weight
+	for {
+		c.tb = pick(r, tables)
+		if !c.tb.counter || r.IntN(2) == 0 {
+			break
+		}
+	}
+	g := &stmtGen{r: r, v: valueGen{r: r}, tb: c.tb, ts: c.ts}
+	c.setupTTL = !c.tb.counter && g.chance(20)
+	c.setup, g.rows = genSetup(g, c.setupTTL)
+	g.fnOK, g.lwtOK = true, true
+	c.st = g.next(false)
+	c.fn = g.usedFn
+	g.fnOK, g.lwtOK = false, false
+	c.w = g.interleaved(c.st)
+	c.wOff = pick(r, []int64{40, 40, -40, 0})
+	return c
+}
+
+// genSetup writes 1–3 rows (one without clustering columns) with every column set,
+// collections holding two or more elements so that element operations find something.
+func genSetup(g *stmtGen, ttl bool) ([]part, []map[string]val) {
+	tb := g.tb
+	cks := tb.byRole(roleClustering)
+	n := 1
+	if len(cks) > 0 {
+		n = 1 + g.r.IntN(3)
+	}
+	statics := map[string]val{}
+	for _, c := range tb.byRole(roleStatic) {
+		statics[c.name] = g.v.value(c.t, 2)
+	}
+	var parts []part
+	var rows []map[string]val
+	for i := 0; i < n; i++ {
+		row := map[string]val{}
+		for _, c := range cks {
+			row[c.name] = g.v.value(c.t, 0)
+		}
+		for _, c := range tb.byRole(roleRegular) {
+			row[c.name] = g.v.value(c.t, 2)
+		}
+		for k, v := range statics {
+			row[k] = v
+		}
+		rows = append(rows, row)
+		var names, marks, sets []string
+		values := []any{}
+		if tb.counter {
+			for _, c := range tb.nonKey() {
+				sets = append(sets, fmt.Sprintf("%s = %s + ?", c.name, c.name))
+				values = append(values, row[c.name].gov)
+			}
+			var conds []string
+			for _, c := range cks {
+				conds = append(conds, c.name+" = ?")
+				values = append(values, row[c.name].gov)
+			}
+			q := fmt.Sprintf("UPDATE %s SET %s WHERE k = ? AND slot = ? AND %s", tb.name, strings.Join(sets, ", "), strings.Join(conds, " AND "))
+			vals := append(append([]any(nil), values[:len(sets)]...), refK, refSlot)
+			vals = append(vals, values[len(sets):]...)
+			parts = append(parts, part{build: func([]item) (string, []any) { return q, vals }})
+			continue
+		}
+		names, marks = []string{"k", "slot"}, []string{"?", "?"}
+		values = []any{refK, refSlot}
+		for _, c := range append(cks, tb.nonKey()...) {
+			v := row[c.name]
+			if c.role != roleClustering && g.chance(4) {
+				v = nullVal
+			}
+			names = append(names, c.name)
+			if c.t.kind == kTuple { // gocql v1.7.0 cannot bind a tuple column
+				marks = append(marks, v.lit)
+				continue
+			}
+			marks = append(marks, "?")
+			values = append(values, bindValue(c.t, v))
+		}
+		q := fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", tb.name, strings.Join(names, ", "), strings.Join(marks, ", "))
+		if ttl {
+			q += " USING TTL 5000"
+		}
+		parts = append(parts, part{build: func([]item) (string, []any) { return q, values }})
+	}
+	return parts, rows
+}
+
+// pkey is one partition: the case's key k and a slot.
+type pkey struct {
+	kLit, kJSON string
+	kGov        any
+	slot        int
+}
+
+func partitionKey(tb *table, idx, attempt, slot int) pkey {
+	if tb.kText {
+		s := fmt.Sprintf("c%d-%d", idx, attempt)
+		return pkey{kLit: quoteLit(s), kJSON: jsString(s), kGov: s, slot: slot}
+	}
+	n := int64(idx)*1000 + int64(attempt)
+	s := fmt.Sprint(n)
+	return pkey{kLit: s, kJSON: s, kGov: n, slot: slot}
+}
+
+// bindKey substitutes the partition into a rendered text and its values.
+func bindKey(text string, values []any, k pkey) (string, []any) {
+	rep := strings.NewReplacer("{K}", k.kLit, "{KJ}", k.kJSON, "{SLOT}", fmt.Sprint(k.slot))
+	out := make([]any, len(values))
+	for i, v := range values {
+		switch x := v.(type) {
+		case keyRef:
+			if x == refK {
+				out[i] = k.kGov
+			} else {
+				out[i] = k.slot
+			}
+		case jsonTmpl:
+			out[i] = rep.Replace(string(x))
+		default:
+			out[i] = v
+		}
+	}
+	return rep.Replace(text), out
+}
+
+type runner struct {
+	s  *gocql.Session
+	ks string
+}
+
+// exec runs st once against partition k with write timestamp ts.
+func (r *runner) exec(ctx context.Context, st stmt, k pkey, ts int64) error {
+	if st.batch == "" || st.textBatch {
+		text, values := st.text()
+		text, values = bindKey(text, values, k)
+		return r.s.Query(text, values...).WithContext(ctx).WithTimestamp(ts).Exec()
+	}
+	typ := gocql.LoggedBatch
+	switch st.batch {
+	case "UNLOGGED":
+		typ = gocql.UnloggedBatch
+	case "COUNTER":
+		typ = gocql.CounterBatch
+	}
+	b := r.s.NewBatch(typ).WithContext(ctx).WithTimestamp(ts)
+	for _, p := range st.parts {
+		text, values := p.render()
+		text, values = bindKey(text, values, k)
+		b.Query(text, values...)
+	}
+	return r.s.ExecuteBatch(b)
+}
+
+func (r *runner) setup(ctx context.Context, c *oracleCase, k pkey) error {
+	if len(c.setup) == 0 {
+		return nil
+	}
+	typ := "UNLOGGED"
+	if c.tb.counter {
+		typ = "COUNTER"
+	}
+	return r.exec(ctx, stmt{batch: typ, parts: c.setup}, k, c.ts-50)
+}
+
+// read returns the partition's rows as JSON objects, key columns removed, with
+// WRITETIME and TTL of every non-key, non-counter column.
+func (r *runner) read(ctx context.Context, tb *table, k pkey) ([]map[string]any, error) {
+	var sel, multiTTL []string
+	for _, c := range tb.cols {
+		if c.role == rolePartition {
+			continue
+		}
+		sel = append(sel, c.name)
+		switch {
+		case c.role == roleClustering || c.t.kind == kCounter:
+		case c.t.kind == kUDT && !c.t.frozen:
+			// Per field: SELECT JSON writetime(u) of a non-frozen UDT with a null field
+			// fails in Cassandra 5.0.9 with a NullPointerException.
+			for _, f := range c.t.fields {
+				sel = append(sel, "writetime("+c.name+"."+f+")", "ttl("+c.name+"."+f+")")
+			}
+		case c.t.multiCell():
+			// SELECT JSON ttl(l) of a non-frozen collection with non-expiring cells fails
+			// in Cassandra 5.0.9 with a NullPointerException: read it without JSON.
+			sel = append(sel, "writetime("+c.name+")")
+			multiTTL = append(multiTTL, c.name)
+		default:
+			sel = append(sel, "writetime("+c.name+")", "ttl("+c.name+")")
+		}
+	}
+	q := fmt.Sprintf("SELECT JSON %s FROM %s WHERE k = ? AND slot = ?", strings.Join(sel, ", "), tb.name)
+	iter := r.s.Query(q, k.kGov, k.slot).WithContext(ctx).Iter()
+	var rows []map[string]any
+	var js string
+	for iter.Scan(&js) {
+		dec := json.NewDecoder(strings.NewReader(js))
+		dec.UseNumber()
+		var m map[string]any
+		if err := dec.Decode(&m); err != nil {
+			return nil, fmt.Errorf("decode %q: %w", js, err)
+		}
+		delete(m, "k")
+		delete(m, "slot")
+		rows = append(rows, m)
+	}
+	if err := iter.Close(); err != nil {
+		return nil, fmt.Errorf("%s: %w", q, err)
+	}
+	if len(multiTTL) == 0 {
+		return rows, nil
+	}
+	sel = sel[:0]
+	for _, c := range multiTTL {
+		sel = append(sel, "ttl("+c+")")
+	}
+	q = fmt.Sprintf("SELECT %s FROM %s WHERE k = ? AND slot = ?", strings.Join(sel, ", "), tb.name)
+	iter = r.s.Query(q, k.kGov, k.slot).WithContext(ctx).Iter()
+	ttls := make([][]int, len(multiTTL))
+	dest := make([]any, len(multiTTL))
+	for i := range ttls {
+		dest[i] = &ttls[i]
+	}
+	for i := 0; iter.Scan(dest...); i++ {
+		if i >= len(rows) {
+			return nil, fmt.Errorf("%s: more rows than the JSON read", q)
+		}
+		for j, c := range multiTTL {
+			var l []any
+			for _, n := range ttls[j] {
+				l = append(l, json.Number(fmt.Sprint(n)))
+			}
+			rows[i]["ttl("+c+")"] = l
+		}
+	}
+	if err := iter.Close(); err != nil {
+		return nil, fmt.Errorf("%s: %w", q, err)
+	}
+	return rows, nil
+}
+
+// diff compares two partitions cell by cell; TTLs may differ by tol seconds.
+func diff(a, b []map[string]any, tol int64) string {
+	if len(a) != len(b) {
+		return fmt.Sprintf("%d rows vs %d rows: %s vs %s", len(a), len(b), compact(a), compact(b))
+	}
+	for i := range a {
+		var keys []string
+		for k := range a[i] {
+			keys = append(keys, k)
+		}
+		for k := range b[i] {
+			if _, ok := a[i][k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			x, y := a[i][k], b[i][k]
+			if strings.HasPrefix(k, "ttl(") {
+				if !ttlClose(x, y, tol) {
+					return fmt.Sprintf("row %d %s: %s vs %s", i, k, compact(x), compact(y))
+				}
+				continue
+			}
+			if !reflect.DeepEqual(x, y) {
+				return fmt.Sprintf("row %d %s: %s vs %s", i, k, compact(x), compact(y))
+			}
+		}
+	}
+	return ""
+}
+
+func ttlClose(x, y any, tol int64) bool {
+	switch xv := x.(type) {
+	case json.Number:
+		yv, ok := y.(json.Number)
+		if !ok {
+			return false
+		}
+		a, _ := xv.Int64()
+		b, _ := yv.Int64()
+		return abs(a-b) <= tol
+	case []any:
+		yv, ok := y.([]any)
+		if !ok || len(xv) != len(yv) {
+			return false
+		}
+		for i := range xv {
+			if !ttlClose(xv[i], yv[i], tol) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+func compact(v any) string {
+	b, _ := json.Marshal(v)
+	if len(b) > 300 {
+		return string(b[:297]) + "…"
+	}
+	return string(b)
+}
+
+// rejected: Cassandra refused the statement (invalid or syntax error).
+func rejected(err error) bool {
+	var re gocql.RequestError
+	if errors.As(err, &re) {
+		return re.Code() == gocql.ErrCodeInvalid || re.Code() == gocql.ErrCodeSyntax
+	}
+	return false
+}
+
+// verdict is the outcome of judging one statement.
+type verdict struct {
+	rejected   error  // Cassandra refused the first execution
+	err        error  // anything else that went wrong
+	diff       string // how the repeated runs differ from the single one; "" when equal
+	interleave bool   // the difference shows only with the interleaved writer
+}
+
+// judge executes st once (A), twice (B), three times (C), and with the other writer's
+// write interleaved (D: st, W, st against A2: st, W), all at the case's pinned
+// timestamp, and compares the partitions.
+func (r *runner) judge(ctx context.Context, c *oracleCase, st stmt, withSetup bool, attempt int) verdict {
+	var keys [5]pkey
+	for i := range keys {
+		keys[i] = partitionKey(c.tb, c.idx, attempt, i)
+	}
+	if withSetup {
+		for _, k := range keys {
+			if err := r.setup(ctx, c, k); err != nil {
+				return verdict{err: fmt.Errorf("setup: %w", err)}
+			}
+		}
+	}
+	start := time.Now()
+	if err := r.exec(ctx, st, keys[0], c.ts); err != nil {
+		if rejected(err) {
+			return verdict{rejected: err}
+		}
+		return verdict{err: err}
+	}
+	var repeatErr string
+	var otherErr error
+	run := func(k pkey, n int) {
+		for i := 0; i < n; i++ {
+			err := r.exec(ctx, st, k, c.ts)
+			switch {
+			case err == nil:
+			case !rejected(err): // a timeout says nothing about idempotence
+				otherErr = err
+			case repeatErr == "":
+				repeatErr = fmt.Sprintf("execution %d in partition slot %d rejected: %v", i+1, k.slot, err)
+			}
+		}
+	}
+	run(keys[1], 2)
+	run(keys[2], 3)
+	run(keys[3], 1)
+	wErrD := r.exec(ctx, c.w, keys[3], c.ts+c.wOff)
+	run(keys[3], 1)
+	run(keys[4], 1)
+	wErrA := r.exec(ctx, c.w, keys[4], c.ts+c.wOff)
+	if otherErr != nil {
+		return verdict{err: otherErr}
+	}
+	if repeatErr != "" {
+		return verdict{diff: repeatErr}
+	}
+	var parts [5][]map[string]any
+	for i, k := range keys {
+		rows, err := r.read(ctx, c.tb, k)
+		if err != nil {
+			return verdict{err: fmt.Errorf("read: %w", err)}
+		}
+		parts[i] = rows
+	}
+	tol := int64(time.Since(start).Seconds()) + 2
+	if d := diff(parts[0], parts[1], tol); d != "" {
+		return verdict{diff: "once vs twice: " + d}
+	}
+	if d := diff(parts[0], parts[2], tol); d != "" {
+		return verdict{diff: "once vs three times: " + d}
+	}
+	if (wErrD == nil) != (wErrA == nil) {
+		return verdict{diff: fmt.Sprintf("interleaved writer failed in one order only: %v / %v", wErrD, wErrA), interleave: true}
+	}
+	if d := diff(parts[4], parts[3], tol); d != "" {
+		return verdict{diff: "once+W vs once+W+again: " + d, interleave: true}
+	}
+	return verdict{}
+}
