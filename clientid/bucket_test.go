@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-func TestBucket(t *testing.T) {
+func TestClientidBucket(t *testing.T) {
 	day := 24 * time.Hour
 	for _, tc := range []struct {
 		t     time.Time
@@ -46,7 +46,7 @@ func TestBucket(t *testing.T) {
 	}
 }
 
-func TestBuckets(t *testing.T) {
+func TestClientidBuckets(t *testing.T) {
 	a := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	b := a.Add(50 * time.Hour)
 	up, err := Buckets(a, b, 24*time.Hour)

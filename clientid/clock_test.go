@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-func TestClockStrictlyIncreasing(t *testing.T) {
+func TestClientidClockStrictlyIncreasing(t *testing.T) {
 	c := NewClock()
 	prev := c.Next()
 	for i := 0; i < 100_000; i++ {
@@ -22,7 +22,7 @@ func TestClockStrictlyIncreasing(t *testing.T) {
 	}
 }
 
-func TestClockZeroValue(t *testing.T) {
+func TestClientidClockZeroValue(t *testing.T) {
 	var c Clock
 	a, b := c.Next(), c.Next()
 	if b <= a || a < time.Now().Add(-time.Minute).UnixMicro() {
@@ -30,7 +30,7 @@ func TestClockZeroValue(t *testing.T) {
 	}
 }
 
-func TestClockReserve(t *testing.T) {
+func TestClientidClockReserve(t *testing.T) {
 	c := NewClockFunc(func() time.Time { return time.UnixMicro(1000) })
 	if got := c.Reserve(2); got != 1000 {
 		t.Fatalf("Reserve(2) = %d, want 1000", got)
@@ -47,7 +47,7 @@ func TestClockReserve(t *testing.T) {
 	}
 }
 
-func TestClockWallClockStepsBack(t *testing.T) {
+func TestClientidClockWallClockStepsBack(t *testing.T) {
 	var wall atomic.Int64
 	wall.Store(5_000_000)
 	c := NewClockFunc(func() time.Time { return time.UnixMicro(wall.Load()) })
@@ -71,7 +71,7 @@ func TestClockWallClockStepsBack(t *testing.T) {
 
 // TestClockConcurrent: values from many goroutines, with and without Reserve, never
 // collide. Run with -race.
-func TestClockConcurrent(t *testing.T) {
+func TestClientidClockConcurrent(t *testing.T) {
 	c := NewClock()
 	const goroutines, per = 8, 5000
 	results := make([][]int64, goroutines)

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-func TestSortableInt64Table(t *testing.T) {
+func TestClientidSortableInt64Table(t *testing.T) {
 	for _, tc := range []struct {
 		n    int64
 		want string
@@ -32,7 +32,7 @@ func TestSortableInt64Table(t *testing.T) {
 }
 
 // TestTenDigitPaddingBug shows the field report's bug and that full width avoids it.
-func TestTenDigitPaddingBug(t *testing.T) {
+func TestClientidTenDigitPaddingBug(t *testing.T) {
 	pad10 := func(n int64) string { s := "0000000000" + itoa(n); return s[len(s)-10:] }
 	small, big := int64(9_999_999_999), int64(10_000_000_000) // ticks outgrow 10 digits
 	if pad10(small) < pad10(big) {
@@ -45,7 +45,7 @@ func TestTenDigitPaddingBug(t *testing.T) {
 
 func itoa(n int64) string { return strings.TrimLeft(SortableInt64(n)[1:], "0") }
 
-func TestParseSortableInt64Rejects(t *testing.T) {
+func TestClientidParseSortableInt64Rejects(t *testing.T) {
 	for _, in := range []string{
 		"", "1", "1000000000000000004", "100000000000000000042", "+0000000000000000042",
 		"-0000000000000000042", "20000000000000000000", "19223372036854775808",
@@ -64,7 +64,7 @@ func TestParseSortableInt64Rejects(t *testing.T) {
 	}
 }
 
-func TestReverseTime(t *testing.T) {
+func TestClientidReverseTime(t *testing.T) {
 	a := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 	b := a.Add(time.Microsecond)
 	old := time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -9,7 +9,7 @@ import (
 	"github.com/gocql/gocql"
 )
 
-func TestFromKeyRFCVector(t *testing.T) {
+func TestClientidFromKeyRFCVector(t *testing.T) {
 	// RFC 9562 Appendix A.4: v5 of "www.example.com" in the DNS namespace.
 	got := FromKey(NamespaceDNS, []byte("www.example.com"))
 	if want := "2ed6657d-e927-568b-95e1-2665a8aea6a2"; got.String() != want {
@@ -23,7 +23,7 @@ func TestFromKeyRFCVector(t *testing.T) {
 	}
 }
 
-func TestVersionsAndVariants(t *testing.T) {
+func TestClientidVersionsAndVariants(t *testing.T) {
 	now := time.Now()
 	for _, tc := range []struct {
 		name    string
@@ -45,7 +45,7 @@ func TestVersionsAndVariants(t *testing.T) {
 	}
 }
 
-func TestV7Order(t *testing.T) {
+func TestClientidV7Order(t *testing.T) {
 	base := time.UnixMilli(1_700_000_000_000)
 	a, b := NewV7At(base), NewV7At(base.Add(time.Millisecond))
 	if bytes.Compare(a[:], b[:]) >= 0 {
@@ -56,7 +56,7 @@ func TestV7Order(t *testing.T) {
 	}
 }
 
-func TestTimeUUIDTime(t *testing.T) {
+func TestClientidTimeUUIDTime(t *testing.T) {
 	for _, tt := range []time.Time{
 		time.Date(2026, 11, 21, 4, 31, 42, 123456700, time.UTC),
 		time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC),
@@ -79,7 +79,7 @@ func TestTimeUUIDTime(t *testing.T) {
 	}
 }
 
-func TestTimeUUIDFromKeyDeterministic(t *testing.T) {
+func TestClientidTimeUUIDFromKeyDeterministic(t *testing.T) {
 	tt := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
 	a, b := TimeUUIDFromKey(tt, []byte("order-17")), TimeUUIDFromKey(tt, []byte("order-17"))
 	if a != b {
@@ -93,7 +93,7 @@ func TestTimeUUIDFromKeyDeterministic(t *testing.T) {
 	}
 }
 
-func TestCompareOrder(t *testing.T) {
+func TestClientidCompareOrder(t *testing.T) {
 	base := time.Date(2026, 5, 5, 5, 5, 5, 0, time.UTC)
 	var us []gocql.UUID
 	for i := 0; i < 200; i++ {

@@ -12,7 +12,7 @@ import (
 	"github.com/cqlsafe/cqlsafe/retry"
 )
 
-func TestNewRejectsBadNames(t *testing.T) {
+func TestEventlogNewRejectsBadNames(t *testing.T) {
 	for _, tc := range [][2]string{{"", "events"}, {"app", ""}, {"app", `ev"il`}, {"app", "x234567890123456789012345678901234567890123"}} {
 		if _, err := New(&gocql.Session{}, tc[0], tc[1]); !errors.Is(err, ErrInvalidName) {
 			t.Errorf("New(%q, %q) = %v", tc[0], tc[1], err)
@@ -23,7 +23,7 @@ func TestNewRejectsBadNames(t *testing.T) {
 	}
 }
 
-func TestAppendValidatesBeforeWriting(t *testing.T) {
+func TestEventlogAppendValidatesBeforeWriting(t *testing.T) {
 	// A Log on a zero Session: any attempt to write would fail loudly, so these
 	// rejections prove validation happens first.
 	l, err := New(&gocql.Session{}, "app", "events", WithMaxPayload(4), WithMaxFuture(time.Minute))
@@ -52,7 +52,7 @@ func TestAppendValidatesBeforeWriting(t *testing.T) {
 	}
 }
 
-func TestFold(t *testing.T) {
+func TestEventlogFold(t *testing.T) {
 	base := time.Now()
 	mk := func(typ string, off time.Duration, v string) Event {
 		id := gocql.UUIDFromTime(base.Add(off * time.Second))
@@ -71,7 +71,7 @@ func TestFold(t *testing.T) {
 	}
 }
 
-func TestAppendErrorMatches(t *testing.T) {
+func TestEventlogAppendErrorMatches(t *testing.T) {
 	ou := &retry.OutcomeUnknownError{Err: errors.New("timeout")}
 	var err error = &AppendError{Stream: "s", Events: []Event{{Type: "a"}}, Err: fmt.Errorf("eventlog: append to bucket 1: %w", ou)}
 	var ae *AppendError

@@ -9,7 +9,7 @@ import (
 	"github.com/gocql/gocql"
 )
 
-func TestTokenRangesCoverTheRing(t *testing.T) {
+func TestKeymigrateTokenRangesCoverTheRing(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 7, 256} {
 		prevHi := int64(math.MinInt64)
 		for r := 0; r < n; r++ {
@@ -25,7 +25,7 @@ func TestTokenRangesCoverTheRing(t *testing.T) {
 	}
 }
 
-func TestLimiter(t *testing.T) {
+func TestKeymigrateLimiter(t *testing.T) {
 	l := newLimiter(1000)
 	start := time.Now()
 	for i := 0; i < 50; i++ {
@@ -49,7 +49,7 @@ func TestLimiter(t *testing.T) {
 	}
 }
 
-func TestOptionsRejectBadValues(t *testing.T) {
+func TestKeymigrateOptionsRejectBadValues(t *testing.T) {
 	for _, o := range []BackfillOption{WithRanges(0), WithConcurrency(0), WithPageSize(0), WithThrottle(0)} {
 		c := backfillDefaults()
 		if err := o(&c); err == nil {
@@ -61,7 +61,7 @@ func TestOptionsRejectBadValues(t *testing.T) {
 	}
 }
 
-func TestAbsentAndNonEmpty(t *testing.T) {
+func TestKeymigrateAbsentAndNonEmpty(t *testing.T) {
 	var nilStr *string
 	s := "x"
 	for _, tc := range []struct {
@@ -82,7 +82,7 @@ func TestAbsentAndNonEmpty(t *testing.T) {
 	}
 }
 
-func TestCollectionTTL(t *testing.T) {
+func TestKeymigrateCollectionTTL(t *testing.T) {
 	n := func(v int) *int { return &v }
 	for _, tc := range []struct {
 		in   []*int

@@ -26,7 +26,7 @@ func meta() *gocql.TableMetadata {
 		PartitionKey: []*gocql.ColumnMetadata{cols["id"]}, ClusteringColumns: []*gocql.ColumnMetadata{cols["seq"]}}
 }
 
-func TestStatementsQuoted(t *testing.T) {
+func TestOverwriteStatementsQuoted(t *testing.T) {
 	tbl, err := fromMetadata(meta())
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +49,7 @@ func TestStatementsQuoted(t *testing.T) {
 	}
 }
 
-func TestCounterTableRejected(t *testing.T) {
+func TestOverwriteCounterTableRejected(t *testing.T) {
 	m := meta()
 	m.Columns["hits"] = &gocql.ColumnMetadata{Name: "hits", Kind: gocql.ColumnRegular, Type: gocql.NewNativeType(0, gocql.TypeCounter, ""), Validator: "counter"}
 	if _, err := fromMetadata(m); !errors.Is(err, ErrCounterTable) {
@@ -72,7 +72,7 @@ type person struct {
 	hidden int
 }
 
-func TestRowValues(t *testing.T) {
+func TestOverwriteRowValues(t *testing.T) {
 	tbl, _ := fromMetadata(meta())
 	idx := func(name string) int { c, _ := tbl.Column(name); return c.index }
 	vals, err := tbl.rowValues(&person{ID: 1, Seq: 2, embedded: embedded{Age: 0}, Tags: []string{}}, -1, nil)
@@ -109,7 +109,7 @@ func TestRowValues(t *testing.T) {
 	}
 }
 
-func TestSnakeCase(t *testing.T) {
+func TestOverwriteSnakeCase(t *testing.T) {
 	for in, want := range map[string]string{"UserID": "user_id", "FirstName": "first_name", "ID": "id",
 		"HTTPServer": "http_server", "A": "a", "Größe": "größe", "Already_Snake": "already_snake"} {
 		if got := snakeCase(in); got != want {
@@ -118,7 +118,7 @@ func TestSnakeCase(t *testing.T) {
 	}
 }
 
-func TestOptionsRejectBadValues(t *testing.T) {
+func TestOverwriteOptionsRejectBadValues(t *testing.T) {
 	for _, o := range []Option{WithTimestamp(0), WithTimestamp(-1), WithTTL(0), WithRetryPolicy(nil), WithRetryPolicy(retry.NewPolicy(retry.WithMaxAttempts(0))), WithMaxBatchBytes(1)} {
 		if _, err := buildOptions(nil, []Option{o}); err == nil {
 			t.Error("bad option accepted")

@@ -11,7 +11,7 @@ type mapSchema map[string]ColumnKind
 
 func (m mapSchema) ColumnKind(ks, table, col string) ColumnKind { return m[table+"."+col] }
 
-func TestClassify(t *testing.T) {
+func TestRetryClassify(t *testing.T) {
 	for _, tc := range []struct {
 		cql    string
 		want   bool
@@ -126,7 +126,7 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-func TestClassifyWithSchema(t *testing.T) {
+func TestRetryClassifyWithSchema(t *testing.T) {
 	schema := mapSchema{"t.s": ColumnSet, "t.m": ColumnMap, "t.l": ColumnList, "c.n": ColumnCounter, "t.fl": ColumnScalar}
 	for _, tc := range []struct {
 		cql  string
@@ -190,7 +190,7 @@ func TestRetryRepeatableValues(t *testing.T) {
 	}
 }
 
-func TestClassifyFlags(t *testing.T) {
+func TestRetryClassifyFlags(t *testing.T) {
 	v := Classify("INSERT INTO t (id) VALUES (?) IF NOT EXISTS")
 	if !v.Conditional || !v.Writes || v.Statements != 1 {
 		t.Fatalf("LWT flags: %+v", v)
@@ -235,5 +235,48 @@ func BenchmarkClassify(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = Classify(stmt)
+	}
+}
+
+// listSchema says every column named l is a non-frozen list.
+type listSchema struct{}
+
+func (listSchema) ColumnKind(_, _, column string) ColumnKind {
+	if column == "l" {
+		return ColumnList
+	}
+	return ColumnScalar
+}
+
+// TestClassifyListAssignmentsNotRepeatable: whole-list assignments of a non-frozen list
+// that Classify (with or without schema) calls idempotent. Each one duplicates the list
+// when repeated on Cassandra 5.0.9 (see integration TestReview13InsertJSONStringEncodedList
+// and TestReview13TypeHintedListMarker).
+func TestRetryClassifyListAssignmentsNotRepeatable(t *testing.T) {
+	for _, c := range []struct {
+		name, cql string
+		schema    Schema
+	}{
+		// fromJson takes a collection as a JSON string holding the array.
+		{"json string-encoded list, no schema", `INSERT INTO t JSON '{"id": 1, "l": "[7,8]"}'`, nil},
+		{"json string-encoded list, schema", `INSERT INTO t JSON '{"id": 1, "l": "[7,8]"}'`, listSchema{}},
+		// A type hint in front of a literal or a bind marker.
+		{"type-hinted literal, no schema", `UPDATE t SET l = (list<int>)[7, 8] WHERE id = 1`, nil},
+		{"type-hinted literal, schema", `INSERT INTO t (id, l) VALUES (1, (list<int>)[7, 8])`, listSchema{}},
+	} {
+		if v := ClassifyWithSchema(c.cql, c.schema); v.Idempotent {
+			t.Errorf("%s: ClassifyWithSchema(%s) idempotent, want not (a repeat appends a second copy)", c.name, c.cql)
+		}
+	}
+	// A type-hinted bind marker to a known non-frozen list: the value decides, so the
+	// verdict must at least carry a value condition for it.
+	for _, cql := range []string{
+		`INSERT INTO t (id, l) VALUES (?, (list<int>)?)`,
+		`UPDATE t SET l = (list<int>)? WHERE id = ?`,
+	} {
+		v := ClassifyWithSchema(cql, listSchema{})
+		if v.Idempotent && len(v.ValueConditions()) == 0 {
+			t.Errorf("ClassifyWithSchema(%s): idempotent with no value condition: a list bound there is re-sent", cql)
+		}
 	}
 }

@@ -45,7 +45,7 @@ func (e reqErr) Code() int       { return e.code }
 func (e reqErr) Message() string { return fmt.Sprintf("code %#x", e.code) }
 func (e reqErr) Error() string   { return e.Message() }
 
-func TestClassifyError(t *testing.T) {
+func TestRetryClassifyError(t *testing.T) {
 	for _, tc := range []struct {
 		err  error
 		want ErrorClass
@@ -172,7 +172,7 @@ func TestRetryBoundedAttempts(t *testing.T) {
 	}
 }
 
-func TestBackoff(t *testing.T) {
+func TestRetryBackoff(t *testing.T) {
 	p := NewPolicy(WithBackoff(10*time.Millisecond, 50*time.Millisecond), WithoutJitter())
 	want := []time.Duration{10, 20, 40, 50, 50}
 	for i, w := range want {
@@ -218,7 +218,7 @@ func TestRetryObserverEvents(t *testing.T) {
 	}
 }
 
-func TestOutcomeUnknownError(t *testing.T) {
+func TestRetryOutcomeUnknownError(t *testing.T) {
 	e := &OutcomeUnknownError{Statements: []Statement{{CQL: "INSERT …", Values: []any{1}}},
 		Timestamp: 42, Idempotent: true, Attempts: 4, Err: gocql.ErrTimeoutNoResponse}
 	var err error = fmt.Errorf("saving order: %w", e)
@@ -235,7 +235,7 @@ func TestOutcomeUnknownError(t *testing.T) {
 	}
 }
 
-func TestDoDoesNotRetryApplicationErrors(t *testing.T) {
+func TestRetryDoDoesNotRetryApplicationErrors(t *testing.T) {
 	calls := 0
 	appErr := errors.New("insufficient funds")
 	err := Do(context.Background(), func(ctx context.Context) error { calls++; return appErr })

@@ -44,7 +44,7 @@ CREATE TABLE IF NOT EXISTS t (k int PRIMARY KEY, v set<int>); -- exists: kept as
 CREATE TABLE "Other"."T" (k int PRIMARY KEY, v map<int, int>);
 `
 
-func TestParseColumnsKinds(t *testing.T) {
+func TestSchemaParseColumnsKinds(t *testing.T) {
 	cols, err := schema.ParseColumns(columnsDDL)
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +88,7 @@ func TestParseColumnsKinds(t *testing.T) {
 	}
 }
 
-func TestParseColumnsKeyspaces(t *testing.T) {
+func TestSchemaParseColumnsKeyspaces(t *testing.T) {
 	for _, tc := range []struct {
 		name, ddl      string
 		ks, table, col string
@@ -133,7 +133,7 @@ func TestParseColumnsKeyspaces(t *testing.T) {
 	}
 }
 
-func TestParseColumnsErrors(t *testing.T) {
+func TestSchemaParseColumnsErrors(t *testing.T) {
 	for _, tc := range []struct {
 		ddl       string
 		line, col int
@@ -203,7 +203,7 @@ func TestParseColumnsErrors(t *testing.T) {
 }
 
 // TestParseColumnsTemplates: every shipped template parses, with the kinds it declares.
-func TestParseColumnsTemplates(t *testing.T) {
+func TestSchemaParseColumnsTemplates(t *testing.T) {
 	for _, tm := range schema.Templates() {
 		cql, err := schema.Render(tm.Name, schema.Params{Keyspace: "app"})
 		if err != nil {
@@ -224,7 +224,7 @@ func TestParseColumnsTemplates(t *testing.T) {
 }
 
 // TestParseColumnsRefinesClassify: the verdicts the parsed kinds lead to.
-func TestParseColumnsRefinesClassify(t *testing.T) {
+func TestSchemaParseColumnsRefinesClassify(t *testing.T) {
 	cols, err := schema.ParseColumns(`CREATE TABLE app.t (k int PRIMARY KEY, l list<int>, fl frozen<list<int>>, s set<int>, m map<text, int>, n int);
 CREATE TABLE app.c (k int PRIMARY KEY, n counter);`)
 	if err != nil {
@@ -257,7 +257,7 @@ CREATE TABLE app.c (k int PRIMARY KEY, n counter);`)
 	}
 }
 
-func TestColumnsZeroValue(t *testing.T) {
+func TestSchemaColumnsZeroValue(t *testing.T) {
 	var c *schema.Columns
 	if k := c.ColumnKind("a", "t", "c"); k != retry.ColumnUnknown {
 		t.Errorf("nil Columns: %v", k)

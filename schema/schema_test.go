@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-func TestRenderAll(t *testing.T) {
+func TestSchemaRenderAll(t *testing.T) {
 	names := map[string]bool{}
 	for _, tm := range Templates() {
 		names[tm.Name] = true
@@ -35,7 +35,7 @@ func TestRenderAll(t *testing.T) {
 	}
 }
 
-func TestRenderParams(t *testing.T) {
+func TestSchemaRenderParams(t *testing.T) {
 	out, _ := Render("keyspace", Params{Keyspace: "app", Datacenters: map[string]int{"dc-2": 3, "dc1": 3}})
 	if !strings.Contains(out, `{'class': 'NetworkTopologyStrategy', 'dc-2': 3, 'dc1': 3}`) {
 		t.Fatalf("replication: %s", out)
@@ -68,14 +68,14 @@ func TestRenderParams(t *testing.T) {
 	}
 }
 
-func TestStatements(t *testing.T) {
+func TestSchemaStatements(t *testing.T) {
 	got, err := Statements("-- c\nCREATE TABLE a (k int PRIMARY KEY); /* x */ INSERT INTO a (k) VALUES ('x;y');\n")
 	if err != nil || len(got) != 2 || got[0] != "CREATE TABLE a (k int PRIMARY KEY)" || got[1] != "INSERT INTO a (k) VALUES ('x;y')" {
 		t.Fatalf("%q %v", got, err)
 	}
 }
 
-func TestLint(t *testing.T) {
+func TestSchemaLint(t *testing.T) {
 	cql := `
 CREATE TABLE IF NOT EXISTS page_views (page text PRIMARY KEY, n counter);
 CREATE TABLE IF NOT EXISTS carts (id uuid PRIMARY KEY, items list<text>, tags frozen<list<text>>);

@@ -83,7 +83,7 @@ func testSchema() tableLookup {
 	}
 }
 
-func TestPlanSettle(t *testing.T) {
+func TestSettlePlanSettle(t *testing.T) {
 	uid := gocql.MustRandomUUID()
 	lit, _ := gocql.ParseUUID("550e8400-e29b-41d4-a716-446655440000")
 	const pinned = 1000
@@ -184,7 +184,7 @@ func TestPlanSettle(t *testing.T) {
 	}
 }
 
-func TestJudgeWriteTimes(t *testing.T) {
+func TestSettleJudgeWriteTimes(t *testing.T) {
 	for _, tc := range []struct {
 		times []int64
 		want  Outcome
@@ -202,7 +202,7 @@ func TestJudgeWriteTimes(t *testing.T) {
 	}
 }
 
-func TestAggregate(t *testing.T) {
+func TestSettleAggregate(t *testing.T) {
 	lookup := testSchema()
 	plan := func(cql string, values ...any) settlePlan {
 		p, _ := planSettle("ks", retry.Statement{CQL: cql, Values: values}, lookup, 1)
@@ -241,7 +241,7 @@ func TestAggregate(t *testing.T) {
 	}
 }
 
-func TestPlanLWT(t *testing.T) {
+func TestSettlePlanLWT(t *testing.T) {
 	lookup := testSchema()
 	for _, tc := range []struct {
 		name      string
@@ -295,7 +295,7 @@ func TestPlanLWT(t *testing.T) {
 	}
 }
 
-func TestJudgeLWT(t *testing.T) {
+func TestSettleJudgeLWT(t *testing.T) {
 	textT := gocql.NewNativeType(4, gocql.TypeVarchar, "")
 	setT := gocql.CollectionType{NativeType: gocql.NewNativeType(4, gocql.TypeSet, ""), Elem: gocql.NewNativeType(4, gocql.TypeInt, "")}
 	udtT := gocql.UDTTypeInfo{NativeType: gocql.NewNativeType(4, gocql.TypeUDT, "")}

@@ -11,7 +11,7 @@ import (
 	"github.com/cqlsafe/cqlsafe/retry"
 )
 
-func TestNewRejectsBadInput(t *testing.T) {
+func TestTombstoneNewRejectsBadInput(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range [][2]string{{"", "tombstones"}, {"app", ""}, {"app", `t"x`}} {
 		if _, err := New(ctx, &gocql.Session{}, tc[0], tc[1]); !errors.Is(err, ErrInvalidName) {
@@ -29,14 +29,14 @@ func TestNewRejectsBadInput(t *testing.T) {
 	}
 }
 
-func TestDeleteRejectsBeforeReading(t *testing.T) {
+func TestTombstoneDeleteRejectsBeforeReading(t *testing.T) {
 	st := &Store{cfg: defaults()}
 	if _, err := st.Delete(context.Background(), nil, map[string]any{}, "c"); err == nil {
 		t.Fatal("nil table accepted")
 	}
 }
 
-func TestCellTTL(t *testing.T) {
+func TestTombstoneCellTTL(t *testing.T) {
 	n := func(v int) *int { return &v }
 	for _, tc := range []struct {
 		ttl   *int
@@ -54,14 +54,14 @@ func TestCellTTL(t *testing.T) {
 	}
 }
 
-func TestSplitTimes(t *testing.T) {
+func TestTombstoneSplitTimes(t *testing.T) {
 	wts, exps := splitTimes(map[string]int64{"a": 10, expiresKey + "a": 1_800_000_000, "b": 20})
 	if len(wts) != 2 || wts["a"] != 10 || wts["b"] != 20 || len(exps) != 1 || exps["a"].Unix() != 1_800_000_000 {
 		t.Fatalf("splitTimes: %v %v", wts, exps)
 	}
 }
 
-func TestSettleDelayRejectsNegative(t *testing.T) {
+func TestTombstoneSettleDelayRejectsNegative(t *testing.T) {
 	c := defaults()
 	if err := WithSettleDelay(-time.Second)(&c); err == nil {
 		t.Fatal("negative settle delay accepted")
@@ -71,7 +71,7 @@ func TestSettleDelayRejectsNegative(t *testing.T) {
 	}
 }
 
-func TestRestoreErrorMatches(t *testing.T) {
+func TestTombstoneRestoreErrorMatches(t *testing.T) {
 	cause := gocql.ErrTimeoutNoResponse
 	err := error(&RestoreError{Table: "k.t", Err: ErrNotRestored, Cause: cause})
 	var re *RestoreError

@@ -237,7 +237,7 @@ func (d *demo) retry(w io.Writer) error {
 	px.SetRule(faultproxy.DropNext(1, faultproxy.Writes("UPDATE hits")))
 	perr := p.Exec(d.ctx, ps.Query("UPDATE hits SET n = n + 1 WHERE id = 1"))
 	px.SetRule(faultproxy.DropNext(1, faultproxy.Writes("UPDATE hits")))
-	nerr := ps.Query("UPDATE hits SET n = n + 1 WHERE id = 2").RetryPolicy(naiveRetry{}).Exec()
+	nerr := ps.Query("UPDATE hits SET n = n + 1 WHERE id = 2").RetryPolicy(harness.NaiveRetry{}).Exec()
 	if nerr != nil {
 		return nerr
 	}
@@ -255,11 +255,6 @@ func (d *demo) retry(w io.Writer) error {
 	fmt.Fprintf(w, "one counter increment, response dropped\tcounter = %d (over-counted)\tcounter = %d (%s)\n", c2, c1, verdict)
 	return nil
 }
-
-type naiveRetry struct{}
-
-func (naiveRetry) Attempt(q gocql.RetryableQuery) bool { return q.Attempts() <= 3 }
-func (naiveRetry) GetRetryType(error) gocql.RetryType  { return gocql.Retry }
 
 func (d *demo) eventlog(w io.Writer) error {
 	if err := schema.ApplyTemplate(d.ctx, d.s, "eventlog", schema.Params{Keyspace: d.ks}); err != nil {

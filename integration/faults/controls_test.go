@@ -8,18 +8,9 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/cqlsafe/cqlsafe/integration/faultproxy"
+	"github.com/cqlsafe/cqlsafe/integration/harness"
 	"github.com/cqlsafe/cqlsafe/retry"
 )
-
-// naive retries everything on the same host, the way gocql v1.7.0 does once any retry
-// policy is set, after a pause (so another client's write can land in between).
-type naive struct{ pause time.Duration }
-
-func (n naive) Attempt(q gocql.RetryableQuery) bool {
-	time.Sleep(n.pause)
-	return q.Attempts() <= 3
-}
-func (naive) GetRetryType(error) gocql.RetryType { return gocql.Retry }
 
 // TestNegativeControlCounter: counter increments under dropped responses. Retried
 // naively the counter over-counts; through the policy it never exceeds the attempts.
@@ -31,7 +22,7 @@ func TestNegativeControlCounter(t *testing.T) {
 	var naiveAcked, policyAcked int64
 	p := retry.NewPolicy()
 	for i := 0; i < n; i++ {
-		if err := e.s.Query(`UPDATE hits SET n = n + 1 WHERE id = 1`).RetryPolicy(naive{}).Exec(); err == nil {
+		if err := e.s.Query(`UPDATE hits SET n = n + 1 WHERE id = 1`).RetryPolicy(harness.NaiveRetry{}).Exec(); err == nil {
 			naiveAcked++
 		}
 		if err := p.Exec(context.Background(), e.s.Query(`UPDATE hits SET n = n + 1 WHERE id = 2`)); err == nil {
@@ -71,7 +62,7 @@ func TestNegativeControlFreshTimestamp(t *testing.T) {
 			if pinned {
 				done <- retry.NewPolicy(retry.WithBackoff(800*time.Millisecond, 800*time.Millisecond), retry.WithoutJitter()).Exec(context.Background(), q)
 			} else {
-				done <- q.RetryPolicy(naive{pause: 800 * time.Millisecond}).Exec()
+				done <- q.RetryPolicy(harness.NaiveRetry{Pause: 800 * time.Millisecond}).Exec()
 			}
 		}()
 		time.Sleep(700 * time.Millisecond) // the first attempt timed out; the retry waits

@@ -13,10 +13,10 @@ import (
 	"github.com/cqlsafe/cqlsafe/integration/harness"
 )
 
-// TestTimeUUIDOrderMatchesCassandra: TimeUUIDs made by clientid come back from a timeuuid
+// TestClientidTimeUUIDOrderMatchesCassandra: TimeUUIDs made by clientid come back from a timeuuid
 // clustering column in exactly the order clientid.Compare gives, including equal times
 // and clock-sequence bytes on both sides of 0x80 (Cassandra compares them signed).
-func TestTimeUUIDOrderMatchesCassandra(t *testing.T) {
+func TestClientidTimeUUIDOrderMatchesCassandra(t *testing.T) {
 	s, _ := node.Keyspace(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -70,9 +70,9 @@ func TestTimeUUIDOrderMatchesCassandra(t *testing.T) {
 	}
 }
 
-// TestMinMaxTimeUUIDMatchCQL: ranges bounded by clientid.MinTimeUUID/MaxTimeUUID select
+// TestClientidMinMaxTimeUUIDMatchCQL: ranges bounded by clientid.MinTimeUUID/MaxTimeUUID select
 // the same rows as CQL's minTimeuuid/maxTimeuuid of the same millisecond.
-func TestMinMaxTimeUUIDMatchCQL(t *testing.T) {
+func TestClientidMinMaxTimeUUIDMatchCQL(t *testing.T) {
 	s, _ := node.Keyspace(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

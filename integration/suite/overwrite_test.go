@@ -19,15 +19,6 @@ import (
 	"github.com/cqlsafe/cqlsafe/retry"
 )
 
-func describe(t testing.TB, s *gocql.Session, ks, table string) *overwrite.Table {
-	t.Helper()
-	tbl, err := overwrite.Describe(context.Background(), s, ks, table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tbl
-}
-
 type profile struct {
 	ID       int     `db:"id"`
 	Seq      int     `db:"seq"`
@@ -279,9 +270,9 @@ func TestOverwriteScope(t *testing.T) {
 	}
 }
 
-// TestSameTimestampNegativeControl: with DELETE and INSERT at the SAME timestamp the
+// TestOverwriteSameTimestampNegativeControl: with DELETE and INSERT at the SAME timestamp the
 // delete wins and the row vanishes — the failure N+1 prevents, visible to this suite.
-func TestSameTimestampNegativeControl(t *testing.T) {
+func TestOverwriteSameTimestampNegativeControl(t *testing.T) {
 	s, _ := node.Keyspace(t)
 	harness.Exec(t, s, `CREATE TABLE kv (id int PRIMARY KEY, v text)`)
 	ts := clientid.ProcessClock().Next()
@@ -632,5 +623,28 @@ func TestOverwriteListNotDuplicatedOnRetry(t *testing.T) {
 	var fl []int
 	if err := s0.Query(`SELECT fl FROM lists WHERE id = 3`).Scan(&fl); err != nil || fmt.Sprint(fl) != "[7 8]" {
 		t.Fatalf("frozen list = %v (%v), want [7 8]", fl, err)
+	}
+}
+
+// TestOverwriteRefusesListReapply: overwrite's docs still promise that an
+// overwrite is idempotent and that WithTimestamp re-applies one "with its original
+// timestamp" (and the package doc: "so an overwrite is idempotent"). With a non-empty
+// non-frozen list the library no longer retries, but a caller following the docs
+// re-applies and the list duplicates; nothing refuses the second call.
+func TestOverwriteRefusesListReapply(t *testing.T) {
+	s, ks := node.Keyspace(t)
+	ctx := context.Background()
+	harness.Exec(t, s, `CREATE TABLE ol (id int PRIMARY KEY, l list<int>, v text)`)
+	tbl := describe(t, s, ks, "ol")
+	row := map[string]any{"id": 1, "l": []int{7, 8}, "v": "x"}
+	res, err := overwrite.Row(ctx, s, tbl, row)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What a caller does after an OutcomeUnknownError, as WithTimestamp's doc says.
+	_, err = overwrite.Row(ctx, s, tbl, row, overwrite.WithTimestamp(res.Timestamp))
+	t.Logf("re-apply with WithTimestamp(%d): %v", res.Timestamp, err)
+	if got := listOf(t, s, "ol", 1); got != "[7 8]" && err == nil {
+		t.Errorf("l = %s after re-applying with the original timestamp, want [7 8] or an error refusing it", got)
 	}
 }

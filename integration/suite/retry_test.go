@@ -11,12 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gocql/gocql"
-
 	"github.com/cqlsafe/cqlsafe/integration/faultproxy"
 	"github.com/cqlsafe/cqlsafe/integration/harness"
 	"github.com/cqlsafe/cqlsafe/outbox"
 	"github.com/cqlsafe/cqlsafe/retry"
+	"github.com/gocql/gocql"
 )
 
 // TestRetryIdempotentWritesUnderDroppedResponses: responses to 10% of the writes are
@@ -83,17 +82,10 @@ func TestRetryIdempotentWritesUnderDroppedResponses(t *testing.T) {
 	}
 }
 
-// naivePolicy retries anything, on the same host: what gocql v1.7.0 does with any retry
-// policy set, whatever the query's idempotence.
-type naivePolicy struct{ n int }
-
-func (p naivePolicy) Attempt(q gocql.RetryableQuery) bool { return q.Attempts() <= p.n }
-func (naivePolicy) GetRetryType(error) gocql.RetryType    { return gocql.Retry }
-
-// TestCounterIncrementNotRetried: under the same fault a counter increment is not
+// TestRetryCounterIncrementNotRetried: under the same fault a counter increment is not
 // retried by the policy (applied once, the caller is told the outcome is unknown),
 // while naive retrying over-counts — the negative control.
-func TestCounterIncrementNotRetried(t *testing.T) {
+func TestRetryCounterIncrementNotRetried(t *testing.T) {
 	s0, ks := node.Keyspace(t)
 	harness.Exec(t, s0, `CREATE TABLE hits (id int PRIMARY KEY, n counter)`)
 	s, px := proxied(t, ks, 300*time.Millisecond)
@@ -116,7 +108,7 @@ func TestCounterIncrementNotRetried(t *testing.T) {
 	}
 
 	px.SetRule(faultproxy.DropNext(1, faultproxy.Writes("UPDATE hits")))
-	err = s.Query(`UPDATE hits SET n = n + 1 WHERE id = ?`, 2).RetryPolicy(naivePolicy{n: 3}).Exec()
+	err = s.Query(`UPDATE hits SET n = n + 1 WHERE id = ?`, 2).RetryPolicy(harness.NaiveRetry{Retries: 3}).Exec()
 	if err != nil {
 		t.Fatalf("naive: %v", err)
 	}
@@ -126,10 +118,10 @@ func TestCounterIncrementNotRetried(t *testing.T) {
 	t.Logf("one increment under one dropped response: policy counter=1, naive retry counter=2")
 }
 
-// TestReusedQueryAttemptsDoNotLeak: one *gocql.Query executed many times, each
+// TestRetryReusedQueryAttemptsDoNotLeak: one *gocql.Query executed many times, each
 // execution losing its first response. gocql's own attempt count grows across
 // executions; the policy counts per execution, so every execution is retried.
-func TestReusedQueryAttemptsDoNotLeak(t *testing.T) {
+func TestRetryReusedQueryAttemptsDoNotLeak(t *testing.T) {
 	s0, ks := node.Keyspace(t)
 	harness.Exec(t, s0, `CREATE TABLE kv (id int PRIMARY KEY, v int)`)
 	s, px := proxied(t, ks, 300*time.Millisecond)
@@ -153,11 +145,11 @@ func TestReusedQueryAttemptsDoNotLeak(t *testing.T) {
 	}
 }
 
-// TestDoFieldReport is the field report's example: insert into events, then into
+// TestRetryDoFieldReport is the field report's example: insert into events, then into
 // user_events; the second fails transiently past the per-statement retries. Do re-runs
 // the function: the first insert is not sent again, the second is re-sent with the same
 // timestamp, and both rows exist once.
-func TestDoFieldReport(t *testing.T) {
+func TestRetryDoFieldReport(t *testing.T) {
 	s0, ks := node.Keyspace(t)
 	harness.Exec(t, s0,
 		`CREATE TABLE events (id uuid PRIMARY KEY, user_id int, body text)`,
@@ -336,11 +328,6 @@ func TestRetryDoRefusesValuesChangedOnRerun(t *testing.T) {
 	}
 }
 
-type countingObserver struct{ queries, batches atomic.Int64 }
-
-func (o *countingObserver) ObserveQuery(context.Context, gocql.ObservedQuery) { o.queries.Add(1) }
-func (o *countingObserver) ObserveBatch(context.Context, gocql.ObservedBatch) { o.batches.Add(1) }
-
 // TestRetryClusterPolicyAndObservers: set as the cluster's RetryPolicy, the Policy never
 // re-sends an unpinned write (gocql would stamp the retry with a fresh timestamp), still
 // retries reads, and Policy.Exec leaves the session's own observers in place.
@@ -387,5 +374,338 @@ func TestRetryClusterPolicyAndObservers(t *testing.T) {
 	b.Query(`INSERT INTO kv (id, v) VALUES (?, ?)`, 3, "z")
 	if err := p.ExecBatch(context.Background(), s, b); err != nil || obs.batches.Load() == 0 {
 		t.Fatalf("ExecBatch: %v, batch observer saw %d", err, obs.batches.Load())
+	}
+}
+
+// TestRetryDecisionTable drives every row of the retry decision table through the fault
+// proxy, which answers for Cassandra with the error frame of the row — before the
+// request reaches Cassandra (nothing applied) or after it applied it — and checks what
+// Cassandra holds afterwards: counter values, list lengths, WRITETIME. Each row also runs
+// with gocql's default retry policy as a negative control where it gets the row wrong.
+func TestRetryDecisionTable(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	harness.Exec(t, s0,
+		`CREATE TABLE c (id int PRIMARY KEY, n counter)`,
+		`CREATE TABLE l (id int PRIMARY KEY, items list<int>)`,
+		`CREATE TABLE kv (id int PRIMARY KEY, v text)`)
+	s, px := proxied(t, ks, time.Second)
+	p := retry.NewPolicy(retry.WithBackoff(time.Millisecond, 5*time.Millisecond), retry.WithSchema(retry.SessionSchema(s)))
+	ctx := context.Background()
+	isCounter := faultproxy.Writes("UPDATE c SET")
+	isBatch := func(r faultproxy.Request) bool { return r.Opcode == faultproxy.OpBatch }
+	isKV := faultproxy.Writes("INSERT INTO kv")
+
+	counter := func(id int) int64 {
+		var n int64
+		if err := s0.Query(`SELECT n FROM c WHERE id = ?`, id).Scan(&n); err != nil && !errors.Is(err, gocql.ErrNotFound) {
+			t.Fatal(err)
+		}
+		return n
+	}
+	items := func(id int) int {
+		var l []int
+		if err := s0.Query(`SELECT items FROM l WHERE id = ?`, id).Scan(&l); err != nil && !errors.Is(err, gocql.ErrNotFound) {
+			t.Fatal(err)
+		}
+		return len(l)
+	}
+	incr := func(id int) *gocql.Query { return s.Query(`UPDATE c SET n = n + 1 WHERE id = ?`, id) }
+	appendBatch := func(id int) *gocql.Batch {
+		b := s.NewBatch(gocql.LoggedBatch)
+		b.Query(`UPDATE l SET items = items + [1] WHERE id = ?`, id)
+		b.Query(`INSERT INTO kv (id, v) VALUES (?, 'batch')`, id)
+		return b
+	}
+	naive := harness.NaiveRetry{Retries: 3} // retries any error on the same host, as gocql's SimpleRetryPolicy does on the next
+
+	// Nothing applied: a counter increment is retried and ends exact.
+	for i, f := range []faultproxy.ErrorFrame{faultproxy.Unavailable()} {
+		id := 10 + i
+		px.SetRule(faultproxy.Next(2, isCounter, faultproxy.Reply(f)))
+		if err := p.Exec(ctx, incr(id)); err != nil {
+			t.Errorf("counter, %s %s: %v (want retried to success)", f.Message, f.WriteType, err)
+		}
+		if n := counter(id); n != 1 {
+			t.Errorf("counter, %s %s: n = %d, want exactly 1", f.Message, f.WriteType, n)
+		}
+	}
+	// Overloaded and bootstrapping: retried on the next host; a single node has none, so
+	// the error comes back — and nothing was applied, so it is not an unknown outcome.
+	for i, f := range []faultproxy.ErrorFrame{faultproxy.Overloaded(), faultproxy.IsBootstrapping()} {
+		id := 20 + i
+		px.SetRule(faultproxy.Next(1, isCounter, faultproxy.Reply(f)))
+		err := p.Exec(ctx, incr(id))
+		if err == nil || errors.Is(err, retry.ErrOutcomeUnknown) {
+			t.Errorf("counter, %s: err = %v, want the error, not an unknown outcome", f.Message, err)
+		}
+		if n := counter(id); n != 0 {
+			t.Errorf("counter, %s: n = %d, want 0 (not applied)", f.Message, n)
+		}
+	}
+	// A logged batch whose batch-log write timed out (BATCH_LOG) may still be replayed
+	// by a batchlog replica that stored it: not re-sent when not repeatable (its list
+	// append), and reported as an unknown outcome. (Here the proxy answered for
+	// Cassandra, so nothing reached it: the list stays empty.)
+	px.SetRule(faultproxy.Next(1, isBatch, faultproxy.Reply(faultproxy.WriteTimeout("BATCH_LOG"))))
+	if err := p.ExecBatch(ctx, s, appendBatch(30)); !errors.Is(err, retry.ErrOutcomeUnknown) || !errors.Is(err, retry.ErrNotIdempotent) || items(30) != 0 {
+		t.Errorf("logged batch, BATCH_LOG: %v, %d items; want a non-idempotent unknown outcome, nothing re-sent", err, items(30))
+	}
+	// The rows below let the request reach Cassandra and assume it applied it. Cassandra
+	// can fail it itself (an evicted prepared statement answers UNPREPARED, which the
+	// fault then hides from gocql, so it never re-prepares): such a try proves nothing
+	// and is made again with a fresh key, after the statements ran once fault-free.
+	warm := func() {
+		px.SetRule(nil)
+		_ = incr(9999).Exec()
+		_ = s.ExecuteBatch(appendBatch(9999))
+		_ = s.Query(`INSERT INTO kv (id, v) VALUES (?, ?)`, 9999, "warm").Exec()
+	}
+	row := func(name string, id int, fn func(id int) string) {
+		t.Helper()
+		for try := 0; ; try++ {
+			warm()
+			hidden := px.Stats().Hidden.Load()
+			msg := fn(id + 100*try)
+			if px.Stats().Hidden.Load() == hidden {
+				if msg != "" {
+					t.Errorf("%s: %s", name, msg)
+				}
+				return
+			}
+			if try == 2 {
+				t.Fatalf("%s: Cassandra failed the request itself on 3 tries", name)
+			}
+			t.Logf("%s: Cassandra failed the request itself; trying again", name)
+		}
+	}
+	// In the batch log (BATCH): Cassandra will apply it; never re-sent.
+	row("logged batch, BATCH", 31, func(id int) string {
+		px.SetRule(faultproxy.Next(1, isBatch, faultproxy.ForwardThenReply(faultproxy.WriteTimeout("BATCH"))))
+		if err := p.ExecBatch(ctx, s, appendBatch(id)); !errors.Is(err, retry.ErrBatchLogged) {
+			return fmt.Sprintf("err = %v, want ErrBatchLogged", err)
+		}
+		if n := items(id); n != 1 {
+			return fmt.Sprintf("%d items, want 1 (applied once, not re-sent)", n)
+		}
+		return ""
+	})
+	// May have applied (SIMPLE, COUNTER, a dropped response, a reset): an idempotent
+	// write is retried with its pinned timestamp; a counter is not, and is unknown.
+	row("idempotent insert, SIMPLE", 40, func(id int) string {
+		px.SetRule(faultproxy.Next(1, isKV, faultproxy.ForwardThenReply(faultproxy.WriteTimeout("SIMPLE"))))
+		if err := p.Exec(ctx, s.Query(`INSERT INTO kv (id, v) VALUES (?, ?)`, id, "x")); err != nil {
+			return err.Error()
+		}
+		var v string
+		if err := s0.Query(`SELECT v FROM kv WHERE id = ?`, id).Scan(&v); err != nil || v != "x" {
+			return fmt.Sprintf("row: %q, %v", v, err)
+		}
+		return ""
+	})
+	for i, a := range []faultproxy.Action{faultproxy.ForwardThenReply(faultproxy.WriteTimeout("COUNTER")), faultproxy.DropResponse, faultproxy.Reset} {
+		row(fmt.Sprintf("counter, may have applied (%d)", i), 50+i, func(id int) string {
+			px.SetRule(faultproxy.Next(1, isCounter, a))
+			err := p.Exec(ctx, incr(id))
+			if !errors.Is(err, retry.ErrOutcomeUnknown) || !errors.Is(err, retry.ErrNotIdempotent) {
+				return fmt.Sprintf("err = %v, want a non-idempotent unknown outcome", err)
+			}
+			if n := counter(id); n != 1 {
+				return fmt.Sprintf("n = %d, want 1 (applied once, not re-sent)", n)
+			}
+			return ""
+		})
+	}
+
+	// Negative controls: gocql's default policy re-sends the counter after a write
+	// timeout it cannot see through, and over-counts; and re-sends a logged batch that
+	// is already in the batch log.
+	row("negative control, counter", 60, func(id int) string {
+		px.SetRule(faultproxy.Next(1, isCounter, faultproxy.ForwardThenReply(faultproxy.WriteTimeout("COUNTER"))))
+		if err := incr(id).RetryPolicy(naive).Exec(); err != nil {
+			return err.Error()
+		}
+		if n := counter(id); n != 2 {
+			return fmt.Sprintf("gocql's default policy left n = %d; expected the over-count 2 this test guards against", n)
+		}
+		return ""
+	})
+	row("negative control, batch", 61, func(id int) string {
+		px.SetRule(faultproxy.Next(1, isBatch, faultproxy.ForwardThenReply(faultproxy.WriteTimeout("BATCH"))))
+		nb := appendBatch(id)
+		nb.RetryPolicy(naive)
+		if err := s.ExecuteBatch(nb); err != nil {
+			return err.Error()
+		}
+		if n := items(id); n != 2 {
+			return fmt.Sprintf("gocql's default policy left %d items; expected the duplicate 2", n)
+		}
+		return ""
+	})
+	t.Logf("proxy replied %d times in Cassandra's place", px.Stats().Replied.Load())
+}
+
+// TestRetryInsertJSONStringEncodedList: Cassandra's fromJson accepts a collection
+// given as a JSON string holding the JSON array ({"l": "[7,8]"}). The classifier only
+// looks for a JSON array, so the Policy (with the session's schema) judges the write
+// repeatable and re-sends it after a dropped response: the list duplicates.
+func TestRetryInsertJSONStringEncodedList(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	harness.Exec(t, s0, `CREATE TABLE j (id int PRIMARY KEY, l list<int>)`)
+	s, px := proxied(t, ks, 300*time.Millisecond)
+	p := retry.NewPolicy(retry.WithSchema(retry.SessionSchema(s)), retry.WithMaxAttempts(4),
+		retry.WithBackoff(time.Millisecond, 5*time.Millisecond))
+	ctx := context.Background()
+	const stmt = `INSERT INTO j JSON ?`
+	// Warm up (prepare) fault-free, and check Cassandra takes the string-encoded list.
+	if err := p.Exec(ctx, s.Query(stmt, `{"id": 0, "l": "[1,2]"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := listOf(t, s0, "j", 0); got != "[1 2]" {
+		t.Fatalf("warm-up row: l = %s, want [1 2]", got)
+	}
+	if v := p.Repeatable(ks, stmt, []any{`{"id": 1, "l": "[7,8]"}`}); v.Idempotent {
+		t.Errorf("Repeatable says a string-encoded list is repeatable")
+	}
+	px.SetRule(faultproxy.DropNext(1, faultproxy.Writes("INSERT INTO j")))
+	err := p.Exec(ctx, s.Query(stmt, `{"id": 1, "l": "[7,8]"}`))
+	t.Logf("Exec: %v; dropped %d, hidden %d", err, px.Stats().Dropped.Load(), px.Stats().Hidden.Load())
+	if px.Stats().Dropped.Load() != 1 || px.Stats().Hidden.Load() != 0 {
+		t.Fatalf("fault not injected as planned")
+	}
+	if got := listOf(t, s0, "j", 1); got != "[7 8]" {
+		t.Errorf("l = %s after one dropped response, want [7 8]", got)
+	}
+	// Same with a literal document: Classify calls it idempotent.
+	lit := `INSERT INTO j JSON '{"id": 2, "l": "[7,8]"}'`
+	if v := retry.Classify(lit); v.Idempotent {
+		t.Errorf("Classify(%s) idempotent", lit)
+	}
+}
+
+// TestRetryTypeHintedListMarker: a bind marker with a type hint, (list<int>)?, is
+// still a whole-list assignment to a non-frozen list; the classifier only checks a
+// value that is exactly one bind marker, so it calls the statement repeatable (even
+// with schema metadata) and the Policy re-sends it.
+func TestRetryTypeHintedListMarker(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	harness.Exec(t, s0, `CREATE TABLE h (id int PRIMARY KEY, l list<int>)`)
+	s, px := proxied(t, ks, 300*time.Millisecond)
+	p := retry.NewPolicy(retry.WithSchema(retry.SessionSchema(s)), retry.WithMaxAttempts(4),
+		retry.WithBackoff(time.Millisecond, 5*time.Millisecond))
+	ctx := context.Background()
+	for i, stmt := range []string{
+		`INSERT INTO h (id, l) VALUES (?, (list<int>)?)`,
+		`UPDATE h SET l = (list<int>)? WHERE id = ?`,
+	} {
+		args := func(id int) []any {
+			if i == 0 {
+				return []any{id, []int{7, 8}}
+			}
+			return []any{[]int{7, 8}, id}
+		}
+		warm, id := 10*(i+1), 10*(i+1)+1
+		if err := p.Exec(ctx, s.Query(stmt, args(warm)...)); err != nil {
+			t.Fatalf("%s: warm-up: %v", stmt, err)
+		}
+		if v := p.Repeatable(ks, stmt, args(id)); v.Idempotent {
+			t.Errorf("%s: Repeatable says idempotent", stmt)
+		}
+		before := px.Stats().Dropped.Load()
+		px.SetRule(faultproxy.DropNext(1, faultproxy.Writes("h ")))
+		err := p.Exec(ctx, s.Query(stmt, args(id)...))
+		t.Logf("%s: Exec: %v; dropped %d, hidden %d", stmt, err, px.Stats().Dropped.Load()-before, px.Stats().Hidden.Load())
+		if px.Stats().Dropped.Load()-before != 1 || px.Stats().Hidden.Load() != 0 {
+			t.Fatalf("fault not injected as planned")
+		}
+		if got := listOf(t, s0, "h", id); got != "[7 8]" {
+			t.Errorf("%s: l = %s after one dropped response, want [7 8]", stmt, got)
+		}
+	}
+}
+
+// TestRetryDoPointerValueChangedOnRerun: Do snapshots only the slice of bound values,
+// not what they point to. fn mints the id into a variable outside it and binds &id: on
+// the re-run, the remembered values point at the new id, DeepEqual sees no change, and
+// the step is re-sent under the first attempt's timestamp: a second row.
+func TestRetryDoPointerValueChangedOnRerun(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	harness.Exec(t, s0, `CREATE TABLE ev (id timeuuid PRIMARY KEY, v text)`)
+	s, px := proxied(t, ks, 200*time.Millisecond)
+	// Warm up fault-free so the dropped frames are EXECUTEs that applied.
+	if err := s.Query(`INSERT INTO ev (id, v) VALUES (?, ?)`, gocql.TimeUUID(), "warm").Exec(); err != nil {
+		t.Fatal(err)
+	}
+	px.SetRule(faultproxy.DropNext(2, faultproxy.Writes("INSERT INTO ev")))
+	runs := 0
+	var id gocql.UUID
+	err := retry.Do(context.Background(), func(ctx context.Context) error {
+		runs++
+		id = gocql.TimeUUID() // minted inside fn, bound through a pointer
+		return retry.Exec(ctx, s.Query(`INSERT INTO ev (id, v) VALUES (?, ?)`, &id, "x"))
+	}, retry.WithMaxAttempts(2), retry.WithBackoff(time.Millisecond, time.Millisecond))
+	t.Logf("Do: %v after %d runs; dropped %d, hidden %d", err, runs, px.Stats().Dropped.Load(), px.Stats().Hidden.Load())
+	if px.Stats().Hidden.Load() != 0 {
+		t.Fatalf("a fault hid a server error")
+	}
+	var n int
+	if err := s0.Query(`SELECT COUNT(*) FROM ev`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 {
+		t.Errorf("ev holds %d rows besides the warm-up row, want 1 (Do re-sent the step with a new id under the first timestamp)", n-1)
+	}
+	if runs == 2 && !errors.Is(err, retry.ErrNondeterministic) {
+		t.Errorf("err = %v, want ErrNondeterministic on the re-run", err)
+	}
+}
+
+// marshaledInts binds a list through gocql.Marshaler, as wrappers and ORMs do.
+type marshaledInts struct{ v []int }
+
+func (l marshaledInts) MarshalCQL(info gocql.TypeInfo) ([]byte, error) {
+	return gocql.Marshal(info, l.v)
+}
+
+// TestRetryListValuesTheVerdictCannotSee: the value check runs on q.Values(). A query
+// built with Session.Bind (values from a binder at execution time) has none, and a
+// list behind a gocql.Marshaler is not "list-like" to the shape check of a Policy
+// without schema: both are judged repeatable, re-sent after a dropped response, and
+// the list duplicates.
+func TestRetryListValuesTheVerdictCannotSee(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	harness.Exec(t, s0, `CREATE TABLE b (id int PRIMARY KEY, l list<int>)`)
+	s, px := proxied(t, ks, 300*time.Millisecond)
+	const stmt = `UPDATE b SET l = ? WHERE id = ?`
+	withSchema := retry.NewPolicy(retry.WithSchema(retry.SessionSchema(s)), retry.WithMaxAttempts(4),
+		retry.WithBackoff(time.Millisecond, 5*time.Millisecond))
+	noSchema := retry.NewPolicy(retry.WithMaxAttempts(4), retry.WithBackoff(time.Millisecond, 5*time.Millisecond))
+	ctx := context.Background()
+	if err := withSchema.Exec(ctx, s.Query(stmt, []int{1}, 0)); err != nil { // warm up
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		p    *retry.Policy
+		q    func(id int) *gocql.Query
+	}{
+		{"Session.Bind, schema known", withSchema, func(id int) *gocql.Query {
+			return s.Bind(stmt, func(*gocql.QueryInfo) ([]any, error) { return []any{[]int{7, 8}, id}, nil })
+		}},
+		{"gocql.Marshaler, no schema", noSchema, func(id int) *gocql.Query {
+			return s.Query(stmt, marshaledInts{[]int{7, 8}}, id)
+		}},
+	}
+	for i, c := range cases {
+		id := i + 1
+		before := px.Stats().Dropped.Load()
+		px.SetRule(faultproxy.DropNext(1, faultproxy.Writes("UPDATE b")))
+		err := c.p.Exec(ctx, c.q(id))
+		t.Logf("%s: Exec: %v; dropped %d, hidden %d", c.name, err, px.Stats().Dropped.Load()-before, px.Stats().Hidden.Load())
+		if px.Stats().Dropped.Load()-before != 1 || px.Stats().Hidden.Load() != 0 {
+			t.Fatalf("fault not injected as planned")
+		}
+		if got := listOf(t, s0, "b", id); got != "[7 8]" {
+			t.Errorf("%s: l = %s after one dropped response, want [7 8]", c.name, got)
+		}
 	}
 }
