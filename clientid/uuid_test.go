@@ -40,7 +40,7 @@ func TestClientidVersionsAndVariants(t *testing.T) {
 			t.Errorf("%s: version %d variant %d, want %d IETF", tc.name, tc.u.Version(), tc.u.Variant(), tc.version)
 		}
 	}
-	if NewRandom() == NewRandom() {
+	if u1, u2 := NewRandom(), NewRandom(); u1 == u2 {
 		t.Fatal("two random UUIDs are equal")
 	}
 }
@@ -88,7 +88,7 @@ func TestClientidTimeUUIDFromKeyDeterministic(t *testing.T) {
 	if c := TimeUUIDFromKey(tt, []byte("order-18")); c == a {
 		t.Fatal("different keys gave the same TimeUUID")
 	}
-	if NewTimeUUID(tt) == NewTimeUUID(tt) {
+	if u1, u2 := NewTimeUUID(tt), NewTimeUUID(tt); u1 == u2 {
 		t.Fatal("NewTimeUUID for equal times collided")
 	}
 }

@@ -427,7 +427,11 @@ func (m *Migration) copyRange(ctx context.Context, sc scan, c backfillConfig, r 
 	ttls := make([]*int, nVal)       // scalars
 	elemTTLs := make([][]*int, nVal) // collections
 	for i, col := range sc.cols {
-		vals[i] = col.Type.New()
+		v, err := cqlvalue.New(col.Type)
+		if err != nil {
+			return 0, 0, fmt.Errorf("keymigrate: column %s: %w", col.Name, err)
+		}
+		vals[i] = v
 		dest = append(dest, vals[i])
 		if i >= sc.nKey {
 			j := i - sc.nKey

@@ -11,6 +11,7 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/cqlsafe/cqlsafe/internal/cqltext"
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 	"github.com/cqlsafe/cqlsafe/overwrite"
 )
 
@@ -47,20 +48,24 @@ func (r Report) String() string {
 	return s
 }
 
-// VerifyOption configures Verify.
-type VerifyOption func(*verifyConfig)
+// VerifyOption configures Verify. An invalid value is an error from Verify, before
+// anything is read.
+type VerifyOption func(*verifyConfig) error
 
 type verifyConfig struct {
 	every  int
 	ranges int
 }
 
-// WithSample compares every n-th old row instead of all (counts stay complete).
+// WithSample compares every n-th old row instead of all (counts stay complete); n ≥ 1
+// (1: every row, the default).
 func WithSample(n int) VerifyOption {
-	return func(c *verifyConfig) {
-		if n > 0 {
-			c.every = n
+	return func(c *verifyConfig) error {
+		if n < 1 {
+			return fmt.Errorf("keymigrate: sample every %d rows: want at least 1", n)
 		}
+		c.every = n
+		return nil
 	}
 }
 
@@ -72,8 +77,11 @@ func WithSample(n int) VerifyOption {
 func (m *Migration) Verify(ctx context.Context, opts ...VerifyOption) (Report, error) {
 	c := verifyConfig{every: 1, ranges: 64}
 	for _, o := range opts {
-		if o != nil {
-			o(&c)
+		if o == nil {
+			continue
+		}
+		if err := o(&c); err != nil {
+			return Report{}, err
 		}
 	}
 	var rep Report
@@ -159,7 +167,11 @@ func (m *Migration) Verify(ctx context.Context, opts ...VerifyOption) (Report, e
 func nullableDest(cols []overwrite.Column) ([]any, func(i int) any) {
 	dest := make([]any, len(cols))
 	for i, c := range cols {
-		dest[i] = reflect.New(reflect.TypeOf(c.Type.New())).Interface()
+		p, err := cqlvalue.New(c.Type)
+		if err != nil {
+			p = new(any) // a type gocql cannot name: scan it as whatever gocql decodes
+		}
+		dest[i] = reflect.New(reflect.TypeOf(p)).Interface()
 	}
 	return dest, func(i int) any {
 		p := reflect.ValueOf(dest[i]).Elem() // the *T

@@ -1,6 +1,7 @@
 package overwrite
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -63,12 +64,13 @@ type embedded struct {
 
 type person struct {
 	embedded
-	ID     int      `db:"id"`
-	Seq    int      `db:"seq"`
-	Name   *string  `db:"Name"`
-	Tier   string   `db:"tier,omitempty"`
-	Tags   []string `db:"tags"`
-	Skip   string   `db:"-"`
+	ID   int      `db:"id"`
+	Seq  int      `db:"seq"`
+	Name *string  `db:"Name"`
+	Tier string   `db:"tier,omitempty"`
+	Tags []string `db:"tags"`
+	Skip string   `db:"-"`
+	//lint:ignore U1000 present to show unexported fields are not columns
 	hidden int
 }
 
@@ -124,11 +126,11 @@ func TestOverwriteOptionsRejectBadValues(t *testing.T) {
 			t.Error("bad option accepted")
 		}
 	}
-	if _, err := Row(nil, nil, nil, nil); !errors.Is(err, ErrUnknownTable) {
+	if _, err := Row(context.TODO(), nil, nil, nil); !errors.Is(err, ErrUnknownTable) {
 		t.Fatalf("nil table: %v", err)
 	}
 	tbl, _ := fromMetadata(meta())
-	if _, err := Row(nil, nil, tbl, map[string]any{"id": 1, "seq": 1}, WithTTL(-5)); err == nil || !strings.Contains(err.Error(), "TTL") {
+	if _, err := Row(context.TODO(), nil, tbl, map[string]any{"id": 1, "seq": 1}, WithTTL(-5)); err == nil || !strings.Contains(err.Error(), "TTL") {
 		t.Fatalf("bad TTL: %v", err)
 	}
 }

@@ -55,9 +55,9 @@ func marshal(ti gocql.TypeInfo, v any) (b []byte, err error) {
 // the common pairs (string→text, int→int, …) and by marshalling for the rest.
 func fits(ti gocql.TypeInfo, v any) error {
 	typ := ti.Type()
-	switch v.(type) {
+	switch x := v.(type) {
 	case string:
-		if typ == gocql.TypeVarchar || typ == gocql.TypeText || typ == gocql.TypeAscii && isASCII(v.(string)) {
+		if typ == gocql.TypeVarchar || typ == gocql.TypeText || typ == gocql.TypeAscii && isASCII(x) {
 			return nil
 		}
 	case int32, int16, int8:
@@ -65,7 +65,7 @@ func fits(ti gocql.TypeInfo, v any) error {
 			return nil
 		}
 	case int:
-		if typ == gocql.TypeBigInt || typ == gocql.TypeInt && int(int32(v.(int))) == v.(int) {
+		if typ == gocql.TypeBigInt || typ == gocql.TypeInt && int(int32(x)) == x {
 			return nil
 		}
 	case int64:

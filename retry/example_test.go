@@ -57,3 +57,38 @@ func ExampleDo() {
 		fmt.Println("re-apply later at timestamp", unknown.Timestamp)
 	}
 }
+
+func ExamplePolicy_Exec() {
+	var session *gocql.Session // your session
+	if session == nil {
+		return
+	}
+	ctx := context.Background()
+	// Column types make the verdict exact: a set update is repeatable, a counter is not.
+	policy := retry.NewPolicy(retry.WithSchema(retry.SessionSchema(session)))
+	err := policy.Exec(ctx, session.Query(`UPDATE users SET tags = tags + ? WHERE id = ?`, []string{"vip"}, 42))
+	var unknown *retry.OutcomeUnknownError
+	if errors.As(err, &unknown) && unknown.Idempotent {
+		// Later: re-apply it with the timestamp it was first pinned to.
+		q := session.Query(unknown.Statements[0].CQL, unknown.Statements[0].Values...)
+		err = policy.Exec(ctx, q, retry.AtTimestamp(unknown.Timestamp), retry.OnlyIfRepeatable())
+	}
+	_ = err
+}
+
+func ExamplePolicy_ExecBatch() {
+	var session *gocql.Session // your session
+	if session == nil {
+		return
+	}
+	policy := retry.NewPolicy()
+	ts := policy.Clock().Next() // bring your own timestamp: AtTimestamp
+	b := session.NewBatch(gocql.LoggedBatch)
+	b.Query(`INSERT INTO orders (id, total) VALUES (?, ?)`, 7, 1250)
+	b.Query(`INSERT INTO orders_by_user (user_id, order_id) VALUES (?, ?)`, 42, 7)
+	err := policy.ExecBatch(context.Background(), session, b, retry.AtTimestamp(ts))
+	if errors.Is(err, retry.ErrBatchLogged) {
+		err = nil // in the batch log: Cassandra will apply it
+	}
+	_ = err
+}

@@ -14,6 +14,8 @@ CQLSAFE_CACHE_DIR="${CQLSAFE_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cqlsafe}
 CASSANDRA_HOME_DIR="$CQLSAFE_CACHE_DIR/cassandra-$CASSANDRA_VERSION"
 # The image testcontainers starts when no registry is reachable.
 CQLSAFE_LOCAL_IMAGE="${CQLSAFE_LOCAL_IMAGE:-cqlsafe/cassandra:$CASSANDRA_VERSION-local}"
+# Pinned: the static checker CI runs (from the Go module proxy).
+STATICCHECK_VERSION="${STATICCHECK_VERSION:-v0.8.2}"
 # Pinned: the plugin that resolves Cassandra from Maven Central.
 MAVEN_DEPENDENCY_PLUGIN="org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 

@@ -272,7 +272,11 @@ func (st *Store) readRow(ctx context.Context, t *overwrite.Table, key []any, con
 	ttls := make([]*int, len(t.Regular))
 	elemTTLs := make([][]int, len(t.Regular))
 	for i, c := range t.Regular {
-		vals[i] = c.Type.New()
+		v, err := cqlvalue.New(c.Type)
+		if err != nil {
+			return rowState{}, fmt.Errorf("tombstone: column %s: %w", c.Name, err)
+		}
+		vals[i] = v
 		dest = append(dest, vals[i], &wts[i])
 		if c.Collection {
 			dest = append(dest, &elemTTLs[i])
@@ -281,7 +285,10 @@ func (st *Store) readRow(ctx context.Context, t *overwrite.Table, key []any, con
 		}
 	}
 	if len(t.Regular) == 0 {
-		var k any = keyCols[0].Type.New()
+		k, err := cqlvalue.New(keyCols[0].Type)
+		if err != nil {
+			return rowState{}, fmt.Errorf("tombstone: column %s: %w", keyCols[0].Name, err)
+		}
 		dest = append(dest, k)
 	}
 	qry := st.s.Query(q, key...).WithContext(ctx)

@@ -75,7 +75,10 @@ func decodeValues(t *overwrite.Table, raw map[string][]byte) (map[string]any, er
 		if !ok {
 			return nil, fmt.Errorf("tombstone: recorded column %q no longer in %s", name, tableName(t))
 		}
-		p := c.Type.New()
+		p, err := cqlvalue.New(c.Type)
+		if err != nil {
+			return nil, fmt.Errorf("tombstone: decode %s: %w", name, err)
+		}
 		if err := gocql.Unmarshal(c.Type, b, p); err != nil {
 			return nil, fmt.Errorf("tombstone: decode %s: %w", name, err)
 		}
@@ -427,7 +430,10 @@ func decodeKey(t *overwrite.Table, b []byte) ([]any, error) {
 		if n > len(b) {
 			return nil, fmt.Errorf("tombstone: corrupt row key")
 		}
-		p := c.Type.New()
+		p, err := cqlvalue.New(c.Type)
+		if err != nil {
+			return nil, fmt.Errorf("tombstone: decode key %s: %w", c.Name, err)
+		}
 		if err := gocql.Unmarshal(c.Type, b[:n], p); err != nil {
 			return nil, fmt.Errorf("tombstone: decode key %s: %w", c.Name, err)
 		}

@@ -64,6 +64,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		opts = append(opts, harness.WithHosts(cf.hosts))
 	}
 	node, err := harness.Start(ctx, opts...)
+	//lint:ignore SA5001 Close is nil-safe: cleanup is registered before the error check, as in testcontainers-go
 	defer node.Close(context.Background())
 	if err != nil {
 		return err

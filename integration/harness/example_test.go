@@ -16,6 +16,7 @@ func ExampleStart() {
 	}
 	ctx := context.Background()
 	node, err := harness.Start(ctx, harness.WithProgress(func(msg string) { log.Println(msg) }))
+	//lint:ignore SA5001 Close is nil-safe: cleanup is registered before the error check, as in testcontainers-go
 	defer node.Close(ctx)
 	if err != nil {
 		log.Fatal(err)

@@ -55,6 +55,7 @@ func TestKeyspaceName(t *testing.T) {
 func TestStartUnreachableHosts(t *testing.T) {
 	ctx := context.Background()
 	n, err := Start(ctx, WithHosts("127.0.0.1:1"), WithStartTimeout(2*time.Second))
+	//lint:ignore SA5001 Close is nil-safe: cleanup is registered before the error check, as in testcontainers-go
 	defer n.Close(ctx)
 	if !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("Start against a closed port: err = %v, want ErrUnavailable", err)

@@ -191,12 +191,11 @@ func TestOverwritePartitionPastTombstoneFailureThreshold(t *testing.T) {
 	write(2, func(r map[string]any) error { _, err := overwrite.Row(ctx, s, tbl, r); return err })
 
 	var n int
-	err := s.Query(`SELECT * FROM t40 WHERE id = 1`).PageSize(rows + 100).Iter().Scanner().Err()
 	iter := s.Query(`SELECT * FROM t40 WHERE id = 1`).PageSize(rows + 100).Iter()
 	for iter.Scanner().Next() {
 		n++
 	}
-	err = iter.Close()
+	err := iter.Close()
 	var rf *gocql.RequestErrReadFailure
 	if !errors.As(err, &rf) {
 		t.Fatalf("naive partition: read returned %d rows, err %v; want a read failure (tombstone_failure_threshold)", n, err)

@@ -2,6 +2,7 @@
 package cqlvalue
 
 import (
+	"fmt"
 	"reflect"
 	"time"
 
@@ -46,4 +47,14 @@ func Deref(p any) any {
 		return rv.Elem().Interface()
 	}
 	return p
+}
+
+// New returns a pointer to a new zero value of the Go type gocql scans ti into
+// (TypeInfo.NewWithError; gocql v1.7.0 deprecates TypeInfo.New).
+func New(ti gocql.TypeInfo) (any, error) {
+	p, err := ti.NewWithError()
+	if err != nil {
+		return nil, fmt.Errorf("no Go type for %v: %w", ti, err)
+	}
+	return p, nil
 }

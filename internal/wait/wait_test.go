@@ -7,7 +7,8 @@ import (
 )
 
 func TestSleep(t *testing.T) {
-	if err := Sleep(nil, time.Millisecond); err != nil { //nolint:staticcheck // nil ctx is allowed
+	//lint:ignore SA1012 a nil context is documented as allowed
+	if err := Sleep(nil, time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
