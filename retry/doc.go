@@ -37,8 +37,21 @@
 // its first attempt; a statement judged not repeatable is re-sent only after an error
 // that proves nothing was applied (Unavailable, Overloaded, Bootstrapping, no
 // connection). A write timeout of type BATCH_LOG is not such proof: a batchlog replica
-// that stored the batch but answered late replays it later. Set on a cluster (cluster.RetryPolicy),
-// a Policy retries reads and never re-sends a write it did not pin.
+// that stored the batch but answered late replays it later. Set on a cluster
+// (cluster.RetryPolicy), a Policy retries reads and never re-sends a write it did not
+// pin.
+//
+// Two limits are inherent to Cassandra and hold for every repeat, this package's or
+// anyone's (the idempotence oracle, CORRECTNESS.md, measures both):
+//
+//   - A cell's expiry is computed from when each attempt arrives (its TTL, or the
+//     table's default_time_to_live), and at equal timestamps the later expiry wins: a
+//     repeat extends a TTL'd cell's life by the time between attempts (seconds for the
+//     Policy's retries; outbox replays count the elapsed time off the TTL).
+//   - Two different writes at exactly the same timestamp to an expiring cell are
+//     reconciled by expiry, not value: a repeat of the one that lost the tie wins it.
+//     Client clocks (clientid) make such ties between writers rare; writers that take
+//     timestamps from shared event times should not write the same TTL'd cells.
 //
 // Errors are classified by type and protocol code (ClassifyError), never by message.
 package retry

@@ -13,20 +13,6 @@ import (
 	"github.com/gocql/gocql"
 )
 
-// fakeQuery stands in for a statement gocql hands to a cluster-level policy.
-type fakeQuery struct {
-	ctx        context.Context
-	gocqlCount int
-	idempotent bool
-	cons       gocql.Consistency
-}
-
-func (q *fakeQuery) Attempts() int                      { return q.gocqlCount }
-func (q *fakeQuery) SetConsistency(c gocql.Consistency) { q.cons = c }
-func (q *fakeQuery) GetConsistency() gocql.Consistency  { return q.cons }
-func (q *fakeQuery) Context() context.Context           { return q.ctx }
-func (q *fakeQuery) IsIdempotent() bool                 { return q.idempotent }
-
 // execution simulates one pinned execution: its per-execution policy and state.
 func execution(p *Policy, idempotent bool) (execPolicy, *execState) {
 	st := &execState{ctx: context.Background(), statement: "INSERT …", verdict: Verdict{Idempotent: idempotent, Writes: true}}
