@@ -4,6 +4,7 @@
 //	cqlsafe lint [--json] [--schema F|--hosts H] FILE...|-   is every statement safe to retry?
 //	cqlsafe schema list|render|apply        the CQL templates
 //	cqlsafe tombstone list|plan|undelete    inspect and undo recoverable deletes
+//	cqlsafe vet [--json] [--schema F] [pkgs] Go code that writes to Cassandra unsafely
 //
 // Without --hosts (or CQLSAFE_CASSANDRA_HOSTS), demo starts a throwaway Cassandra through
 // the integration harness (testcontainers-go, image CQLSAFE_CASSANDRA_IMAGE).
@@ -29,6 +30,8 @@ usage:
   cqlsafe schema render NAME [flags]   print a template with names filled in
   cqlsafe schema apply NAME [flags]    apply a template to a cluster
   cqlsafe tombstone list|plan|undelete inspect and undo recoverable deletes
+  cqlsafe vet [--json] [--schema FILE.cql] [packages]
+                                     find Go code that writes to Cassandra unsafely
   cqlsafe help                         this text
 
 Run "cqlsafe COMMAND --help" for a command's flags.
@@ -57,6 +60,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = runSchema(ctx, args[1:], stdout, stderr)
 	case "tombstone":
 		err = runTombstone(ctx, args[1:], stdin, stdout, stderr)
+	case "vet":
+		err = runVet(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -1,0 +1,206 @@
+package vet
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"strings"
+	"sync"
+
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/analysis/passes/inspect"
+
+	"github.com/cqlsafe/cqlsafe/retry"
+)
+
+// Rule names, as printed in diagnostics and accepted by //cqlsafe:ignore.
+const (
+	RuleNotIdempotent        = "not-idempotent"
+	RuleRollback             = "rollback"
+	RuleNullNotUnset         = "null-not-unset"
+	RuleServerNondeterminism = "server-nondeterminism"
+	RuleUnpinnedTimestamp    = "unpinned-timestamp"
+	RuleListAssignment       = "list-assignment"
+)
+
+// Rules lists every rule name.
+var Rules = []string{RuleNotIdempotent, RuleRollback, RuleNullNotUnset, RuleServerNondeterminism, RuleUnpinnedTimestamp, RuleListAssignment}
+
+const doc = `report Cassandra writes that are unsafe to retry
+
+cqlsafe vet reads constant CQL passed to gocql (Session.Query, Batch.Query, Session.Bind),
+gocqlx (Session.Query, qb builders) and look-alike wrappers, follows each query to where
+it is executed, and reports:
+
+  not-idempotent         a non-idempotent statement executed with a retrying gocql policy
+                         or marked Idempotent(true)
+  rollback               a compensating DELETE/UPDATE in the error branch of a failed write
+  null-not-unset         nil bound to a non-key column: one cell tombstone per execution
+  server-nondeterminism  now()/uuid()/… in a write; ids or times minted inside retry.Do
+                         or a retry loop
+  unpinned-timestamp     a write retried by a gocql policy without WithTimestamp
+  list-assignment        non-frozen list assigned whole; counter updates in a logged
+                         batch; unlogged batches that span partitions
+
+"//cqlsafe:ignore RULE reason" on the line (or the line above) silences RULE there.`
+
+// Analyzer is the cqlsafe vet analyzer. Its flag -schema names a .cql file whose
+// CREATE TABLE statements give column kinds and primary keys.
+var Analyzer = newFlagged()
+
+// New returns an analyzer that judges statements with the column kinds and keys of
+// sch (nil: none, as without -schema).
+func New(sch *Schema) *analysis.Analyzer {
+	return &analysis.Analyzer{
+		Name:     "cqlsafe",
+		Doc:      doc,
+		URL:      "https://github.com/cqlsafe/cqlsafe#cqlsafe-vet",
+		Requires: []*analysis.Analyzer{inspect.Analyzer},
+		Run:      func(pass *analysis.Pass) (any, error) { return nil, run(pass, sch) },
+	}
+}
+
+func newFlagged() *analysis.Analyzer {
+	a := New(nil)
+	var path string
+	var once sync.Once
+	var sch *Schema
+	var err error
+	a.Flags.StringVar(&path, "schema", "", "CQL file whose CREATE TABLE statements give column kinds and primary keys")
+	a.Run = func(pass *analysis.Pass) (any, error) {
+		once.Do(func() {
+			if path != "" {
+				sch, err = LoadSchema(path)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		return nil, run(pass, sch)
+	}
+	return a
+}
+
+// checker holds one pass's state.
+type checker struct {
+	pass     *analysis.Pass
+	sch      *Schema
+	parents  map[ast.Node]ast.Node
+	uses     map[types.Object][]*ast.Ident
+	ignores  map[string]map[int][]string // file → line → rules
+	cluster  policyState                 // the package's gocql ClusterConfig retry policy
+	toCql    map[types.Object]string     // stmt, names := <qb>.ToCql()
+	reported map[string]bool
+}
+
+func run(pass *analysis.Pass, sch *Schema) error {
+	c := &checker{
+		pass:     pass,
+		sch:      sch,
+		parents:  map[ast.Node]ast.Node{},
+		uses:     map[types.Object][]*ast.Ident{},
+		ignores:  map[string]map[int][]string{},
+		toCql:    map[types.Object]string{},
+		reported: map[string]bool{},
+	}
+	for id, obj := range pass.TypesInfo.Uses {
+		c.uses[obj] = append(c.uses[obj], id)
+	}
+	for _, f := range pass.Files {
+		c.readIgnores(f)
+		var stack []ast.Node
+		ast.Inspect(f, func(n ast.Node) bool {
+			if n == nil {
+				stack = stack[:len(stack)-1]
+				return true
+			}
+			if len(stack) > 0 {
+				c.parents[n] = stack[len(stack)-1]
+			}
+			stack = append(stack, n)
+			return true
+		})
+	}
+	c.cluster = c.clusterPolicy()
+	c.findToCql()
+	for _, f := range pass.Files {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			c.checkFunc(f, fd.Body)
+		}
+	}
+	return nil
+}
+
+// report emits one diagnostic unless an ignore comment silences it or it was
+// emitted already (a statement reached through two paths).
+func (c *checker) report(pos token.Pos, rule, msg string, fixes ...analysis.SuggestedFix) {
+	p := c.pass.Fset.Position(pos)
+	key := fmt.Sprintf("%s:%d:%d:%s", p.Filename, p.Line, p.Column, rule)
+	if c.reported[key] {
+		return
+	}
+	c.reported[key] = true
+	for _, line := range []int{p.Line, p.Line - 1} {
+		for _, r := range c.ignores[p.Filename][line] {
+			if r == rule || r == "all" {
+				return
+			}
+		}
+	}
+	c.pass.Report(analysis.Diagnostic{Pos: pos, Category: rule, Message: rule + ": " + msg, SuggestedFixes: fixes})
+}
+
+// readIgnores records "//cqlsafe:ignore RULE[,RULE] reason" comments.
+func (c *checker) readIgnores(f *ast.File) {
+	for _, cg := range f.Comments {
+		for _, cm := range cg.List {
+			text, ok := strings.CutPrefix(cm.Text, "//cqlsafe:ignore")
+			if !ok {
+				continue
+			}
+			fields := strings.Fields(text)
+			if len(fields) == 0 {
+				continue
+			}
+			p := c.pass.Fset.Position(cm.Slash)
+			if c.ignores[p.Filename] == nil {
+				c.ignores[p.Filename] = map[int][]string{}
+			}
+			c.ignores[p.Filename][p.Line] = append(c.ignores[p.Filename][p.Line], strings.Split(fields[0], ",")...)
+		}
+	}
+}
+
+// parent returns n's parent, skipping parentheses.
+func (c *checker) parent(n ast.Node) ast.Node {
+	p := c.parents[n]
+	for {
+		pe, ok := p.(*ast.ParenExpr)
+		if !ok {
+			return p
+		}
+		p = c.parents[pe]
+	}
+}
+
+// classify judges cql with the schema's column kinds when there is one.
+func (c *checker) classify(cql string) retry.Verdict {
+	if c.sch != nil {
+		return retry.ClassifyWithSchema(cql, c.sch.retrySchema())
+	}
+	return retry.Classify(cql)
+}
+
+// short abbreviates CQL for messages.
+func short(cql string) string {
+	s := strings.Join(strings.Fields(cql), " ")
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return fmt.Sprintf("%q", s)
+}

@@ -1,0 +1,164 @@
+package vet
+
+import (
+	"go/ast"
+	"go/constant"
+	"go/types"
+	"reflect"
+
+	"github.com/scylladb/gocqlx/v2/qb"
+)
+
+// qbFuncs are the qb functions a constant builder chain may start from or use.
+var qbFuncs = map[string]any{
+	"Insert": qb.Insert, "Update": qb.Update, "Delete": qb.Delete, "Select": qb.Select,
+	"Eq": qb.Eq, "EqLit": qb.EqLit, "EqNamed": qb.EqNamed, "EqTuple": qb.EqTuple,
+	"Ne": qb.Ne, "NeLit": qb.NeLit, "NeNamed": qb.NeNamed,
+	"Lt": qb.Lt, "LtLit": qb.LtLit, "LtNamed": qb.LtNamed, "LtOrEq": qb.LtOrEq, "LtOrEqNamed": qb.LtOrEqNamed,
+	"Gt": qb.Gt, "GtLit": qb.GtLit, "GtNamed": qb.GtNamed, "GtOrEq": qb.GtOrEq, "GtOrEqNamed": qb.GtOrEqNamed,
+	"In": qb.In, "InLit": qb.InLit, "InNamed": qb.InNamed, "InTuple": qb.InTuple,
+	"Contains": qb.Contains, "ContainsKey": qb.ContainsKey, "ContainsLit": qb.ContainsLit,
+	"Like": qb.Like,
+}
+
+// evalQB builds the CQL of a qb builder chain whose every argument is a constant,
+// by running the chain through gocqlx's own qb package.
+func (c *checker) evalQB(e ast.Expr) (cql string, ok bool) {
+	defer func() {
+		if recover() != nil {
+			cql, ok = "", false
+		}
+	}()
+	v, ok := c.qbValue(e)
+	if !ok {
+		return "", false
+	}
+	m := v.MethodByName("ToCql")
+	if !m.IsValid() || m.Type().NumIn() != 0 || m.Type().NumOut() != 2 {
+		return "", false
+	}
+	return m.Call(nil)[0].String(), true
+}
+
+func (c *checker) qbValue(e ast.Expr) (reflect.Value, bool) {
+	call, ok := ast.Unparen(e).(*ast.CallExpr)
+	if !ok || call.Ellipsis.IsValid() {
+		return reflect.Value{}, false
+	}
+	f := c.callee(call)
+	if f == nil || f.Pkg() == nil || !isQB(f.Pkg().Path()) {
+		return reflect.Value{}, false
+	}
+	var fn reflect.Value
+	if f.Type().(*types.Signature).Recv() == nil {
+		x, ok := qbFuncs[f.Name()]
+		if !ok {
+			return reflect.Value{}, false
+		}
+		fn = reflect.ValueOf(x)
+	} else {
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		if !ok {
+			return reflect.Value{}, false
+		}
+		recv, ok := c.qbValue(sel.X)
+		if !ok {
+			return reflect.Value{}, false
+		}
+		fn = recv.MethodByName(f.Name())
+	}
+	if !fn.IsValid() {
+		return reflect.Value{}, false
+	}
+	t := fn.Type()
+	var args []reflect.Value
+	for i, a := range call.Args {
+		var pt reflect.Type
+		switch {
+		case t.IsVariadic() && i >= t.NumIn()-1:
+			pt = t.In(t.NumIn() - 1).Elem()
+		case i < t.NumIn():
+			pt = t.In(i)
+		default:
+			return reflect.Value{}, false
+		}
+		av, ok := c.qbArg(a, pt)
+		if !ok {
+			return reflect.Value{}, false
+		}
+		args = append(args, av)
+	}
+	out := fn.Call(args)
+	if len(out) != 1 {
+		return reflect.Value{}, false
+	}
+	return out[0], true
+}
+
+// qbArg converts a constant (or a nested qb call) to a parameter of type pt.
+func (c *checker) qbArg(a ast.Expr, pt reflect.Type) (reflect.Value, bool) {
+	if v := c.pass.TypesInfo.Types[a].Value; v != nil {
+		var x any
+		switch v.Kind() {
+		case constant.String:
+			x = constant.StringVal(v)
+		case constant.Int:
+			n, ok := constant.Int64Val(v)
+			if !ok {
+				return reflect.Value{}, false
+			}
+			x = n
+		case constant.Bool:
+			x = constant.BoolVal(v)
+		default:
+			return reflect.Value{}, false
+		}
+		rv := reflect.ValueOf(x)
+		if !rv.CanConvert(pt) || rv.Kind() != pt.Kind() && !(rv.Kind() == reflect.Int64 && pt.Kind() >= reflect.Int && pt.Kind() <= reflect.Uint64) {
+			return reflect.Value{}, false
+		}
+		return rv.Convert(pt), true
+	}
+	v, ok := c.qbValue(a)
+	if !ok || !v.Type().AssignableTo(pt) {
+		return reflect.Value{}, false
+	}
+	return v, true
+}
+
+// findToCql records variables assigned from a constant builder's ToCql():
+// stmt, names := qb.Insert("t").Columns("a").ToCql().
+func (c *checker) findToCql() {
+	for _, f := range c.pass.Files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			as, ok := n.(*ast.AssignStmt)
+			if !ok || len(as.Rhs) != 1 || len(as.Lhs) != 2 {
+				return true
+			}
+			call, ok := as.Rhs[0].(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok || sel.Sel.Name != "ToCql" {
+				return true
+			}
+			if cql, ok := c.evalQB(call.Fun.(*ast.SelectorExpr).X); ok {
+				if obj := c.objOf(as.Lhs[0]); obj != nil {
+					c.toCql[obj] = cql
+				}
+			}
+			return true
+		})
+	}
+}
+
+// toCqlOf returns the CQL of a variable assigned from a constant builder's ToCql().
+func (c *checker) toCqlOf(e ast.Expr) (string, bool) {
+	obj := c.objOf(e)
+	if obj == nil {
+		return "", false
+	}
+	cql, ok := c.toCql[obj]
+	return cql, ok
+}

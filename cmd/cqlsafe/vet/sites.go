@@ -1,0 +1,320 @@
+package vet
+
+import (
+	"go/ast"
+	"go/constant"
+	"go/token"
+	"go/types"
+
+	"github.com/cqlsafe/cqlsafe/retry"
+)
+
+// site is one constant CQL statement handed to a driver: session.Query(cql, values…),
+// batch.Query(cql, values…), session.Bind, gocqlx's Session.Query or a qb builder.
+type site struct {
+	call    *ast.CallExpr
+	cql     string
+	stmt    *statement
+	verdict retry.Verdict
+	values  []ast.Expr // bound values; nil when not known (spread, Bind, gocqlx names)
+	batch   types.Object
+	inBatch bool // an entry of a gocql batch (batch is its variable when known)
+}
+
+// execNames are the methods that send a query.
+var execNames = map[string]bool{
+	"Exec": true, "ExecRelease": true, "ExecCAS": true, "ExecCASRelease": true,
+	"ScanCAS": true, "MapScanCAS": true, "Scan": true, "MapScan": true, "Iter": true,
+	"Get": true, "GetRelease": true, "GetCAS": true, "GetCASRelease": true,
+	"Select": true, "SelectRelease": true, "Release": false,
+}
+
+// findSite recognises call as a statement site.
+func (c *checker) findSite(call *ast.CallExpr) *site {
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok {
+		return nil
+	}
+	f := c.callee(call)
+	if f == nil {
+		return nil
+	}
+	sig := f.Type().(*types.Signature)
+	if sig.Recv() == nil {
+		return nil
+	}
+	name := f.Name()
+	recv := recvNamed(f)
+	// qb builder: qb.Insert("t").Columns("a").Query(session)
+	if name == "Query" && recv != nil && recv.Obj().Pkg() != nil && isQB(recv.Obj().Pkg().Path()) {
+		cql, ok := c.evalQB(sel.X)
+		if !ok {
+			return nil
+		}
+		return c.newSite(call, cql, nil)
+	}
+	if (name != "Query" && name != "Bind") || sig.Params().Len() < 1 || len(call.Args) < 1 {
+		return nil
+	}
+	if b, ok := sig.Params().At(0).Type().Underlying().(*types.Basic); !ok || b.Kind() != types.String {
+		return nil
+	}
+	// A gocql look-alike: the query it returns can be pinned (WithTimestamp) or tuned
+	// (Consistency); a batch has no result and can itself be pinned. database/sql's
+	// Query returns (rows, err) and is not one.
+	isBatch := false
+	switch sig.Results().Len() {
+	case 0:
+		if !hasMethod(sig.Recv().Type(), "WithTimestamp") {
+			return nil
+		}
+		isBatch = true
+	case 1:
+		rt := sig.Results().At(0).Type()
+		if !hasMethod(rt, "WithTimestamp") && !hasMethod(rt, "Consistency") {
+			return nil
+		}
+	default:
+		return nil
+	}
+	cql, ok := c.constString(call.Args[0])
+	if !ok {
+		cql, ok = c.toCqlOf(call.Args[0])
+	}
+	if !ok {
+		return nil
+	}
+	var values []ast.Expr
+	if name == "Query" && sig.Variadic() && sig.Params().Len() == 2 && !call.Ellipsis.IsValid() {
+		if _, ok := sig.Params().At(1).Type().(*types.Slice); ok {
+			values = call.Args[1:]
+			if values == nil {
+				values = []ast.Expr{}
+			}
+		}
+	}
+	s := c.newSite(call, cql, values)
+	if isBatch {
+		s.inBatch = true
+		s.batch = c.objOf(sel.X)
+	}
+	return s
+}
+
+func (c *checker) newSite(call *ast.CallExpr, cql string, values []ast.Expr) *site {
+	st := parseStatement(cql)
+	if st == nil {
+		return nil
+	}
+	return &site{call: call, cql: cql, stmt: st, verdict: c.classify(cql), values: values}
+}
+
+// flow is what happens to a query after it is built.
+type flow struct {
+	methods map[string][]*ast.CallExpr // WithTimestamp, Idempotent, RetryPolicy, …
+	execs   []*ast.CallExpr            // sent by the driver (q.Exec())
+	safe    []*ast.CallExpr            // sent by retry (Policy.Exec, retry.Exec)
+	visited map[types.Object]bool
+}
+
+// follow traces the query value e through method chains, variables and calls.
+func (c *checker) follow(e ast.Expr, fl *flow, scope ast.Node) {
+	p := c.parent(e)
+	switch p := p.(type) {
+	case *ast.SelectorExpr:
+		call, ok := c.parent(p).(*ast.CallExpr)
+		if !ok || call.Fun != p {
+			return
+		}
+		name := p.Sel.Name
+		fl.methods[name] = append(fl.methods[name], call)
+		if execNames[name] {
+			fl.execs = append(fl.execs, call)
+			return
+		}
+		if tv, ok := c.pass.TypesInfo.Types[call]; ok && (hasMethod(tv.Type, "Exec") || hasMethod(tv.Type, "WithTimestamp")) {
+			c.follow(call, fl, scope)
+		}
+	case *ast.CallExpr:
+		f := c.callee(p)
+		switch {
+		case funcIs(f, isPath(retryPath), "Exec", "ExecBatch"),
+			methodOf(f, isPath(retryPath), "Policy") && (f.Name() == "Exec" || f.Name() == "ExecBatch"):
+			fl.safe = append(fl.safe, p)
+		case funcIs(f, isGocqlx, "Query"):
+			c.follow(p, fl, scope)
+		case f != nil && (f.Name() == "ExecuteBatch" || f.Name() == "ExecuteBatchCAS" || f.Name() == "MapExecuteBatchCAS"):
+			fl.execs = append(fl.execs, p)
+		}
+	case *ast.AssignStmt:
+		if len(p.Lhs) != len(p.Rhs) {
+			return
+		}
+		for k, r := range p.Rhs {
+			if ast.Unparen(r) == e {
+				c.followVar(c.objOf(p.Lhs[k]), fl, scope)
+			}
+		}
+	case *ast.ValueSpec:
+		for k, v := range p.Values {
+			if v == e && k < len(p.Names) {
+				c.followVar(c.pass.TypesInfo.ObjectOf(p.Names[k]), fl, scope)
+			}
+		}
+	}
+}
+
+func (c *checker) followVar(obj types.Object, fl *flow, scope ast.Node) {
+	if obj == nil || fl.visited[obj] {
+		return
+	}
+	fl.visited[obj] = true
+	for _, id := range c.uses[obj] {
+		if !within(id, scope) {
+			continue
+		}
+		var e ast.Expr = id
+		if sel, ok := c.parent(id).(*ast.SelectorExpr); ok && sel.Sel == id {
+			e = sel // q.field used as the query
+		}
+		c.follow(e, fl, scope)
+	}
+}
+
+func newFlow() *flow {
+	return &flow{methods: map[string][]*ast.CallExpr{}, visited: map[types.Object]bool{}}
+}
+
+// policyState is what is known about the retry policy a statement runs with.
+type policyState struct {
+	known    bool
+	retrying bool
+	why      string
+}
+
+// policyOf classifies a retry policy expression.
+func (c *checker) policyOf(e ast.Expr) policyState {
+	e = ast.Unparen(e)
+	if tv, ok := c.pass.TypesInfo.Types[e]; ok && tv.IsNil() {
+		return policyState{known: true, why: "nil retry policy"}
+	}
+	if tv, ok := c.pass.TypesInfo.Types[e]; ok {
+		if n := namedOf(tv.Type); n != nil && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == retryPath && n.Obj().Name() == "Policy" {
+			// A *retry.Policy never re-sends a write it did not pin.
+			return policyState{known: true, why: "*retry.Policy"}
+		}
+	}
+	if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.AND {
+		e = u.X
+	}
+	tv, ok := c.pass.TypesInfo.Types[e]
+	if !ok {
+		return policyState{}
+	}
+	n := namedOf(tv.Type)
+	if n == nil || n.Obj().Pkg() == nil || !isGocql(n.Obj().Pkg().Path()) {
+		return policyState{}
+	}
+	name := n.Obj().Name()
+	switch name {
+	case "SimpleRetryPolicy", "ExponentialBackoffRetryPolicy":
+		retries := -1 // not visible: assume it retries
+		if cl, ok := e.(*ast.CompositeLit); ok {
+			retries = 0
+			for _, el := range cl.Elts {
+				kv, ok := el.(*ast.KeyValueExpr)
+				if !ok {
+					continue
+				}
+				if id, ok := kv.Key.(*ast.Ident); ok && id.Name == "NumRetries" {
+					retries = -1
+					if v := c.pass.TypesInfo.Types[kv.Value].Value; v != nil {
+						if n, ok := constant.Int64Val(v); ok {
+							retries = int(n)
+						}
+					}
+				}
+			}
+		}
+		if retries == 0 {
+			return policyState{known: true, why: "gocql." + name + " with NumRetries 0"}
+		}
+		return policyState{known: true, retrying: true, why: "gocql." + name}
+	case "DowngradingConsistencyRetryPolicy":
+		return policyState{known: true, retrying: true, why: "gocql." + name}
+	}
+	return policyState{}
+}
+
+// clusterPolicy reads the package's gocql ClusterConfig retry policies. gocql's own
+// default (NewCluster, a zero ClusterConfig) is no retries. The package's clusters
+// count as retrying only when every policy assigned is a retrying gocql policy.
+func (c *checker) clusterPolicy() policyState {
+	var states []policyState
+	isCluster := func(e ast.Expr) bool {
+		tv, ok := c.pass.TypesInfo.Types[e]
+		if !ok {
+			return false
+		}
+		n := namedOf(tv.Type)
+		return n != nil && n.Obj().Pkg() != nil && isGocql(n.Obj().Pkg().Path()) && n.Obj().Name() == "ClusterConfig"
+	}
+	for _, f := range c.pass.Files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.AssignStmt:
+				for k, l := range n.Lhs {
+					sel, ok := l.(*ast.SelectorExpr)
+					if ok && sel.Sel.Name == "RetryPolicy" && isCluster(sel.X) && len(n.Rhs) == len(n.Lhs) {
+						states = append(states, c.policyOf(n.Rhs[k]))
+					}
+				}
+			case *ast.CompositeLit:
+				if isCluster(n) {
+					for _, el := range n.Elts {
+						if kv, ok := el.(*ast.KeyValueExpr); ok {
+							if id, ok := kv.Key.(*ast.Ident); ok && id.Name == "RetryPolicy" {
+								states = append(states, c.policyOf(kv.Value))
+							}
+						}
+					}
+				}
+			}
+			return true
+		})
+	}
+	if len(states) == 0 {
+		return policyState{}
+	}
+	for _, s := range states {
+		if !s.known || !s.retrying {
+			return policyState{}
+		}
+	}
+	return policyState{known: true, retrying: true, why: states[0].why + " set as the ClusterConfig's RetryPolicy in this package"}
+}
+
+// policyFor is the policy a query or batch runs with: its own RetryPolicy(…), else
+// the package's cluster policy.
+func (c *checker) policyFor(fl *flow) policyState {
+	if calls := fl.methods["RetryPolicy"]; len(calls) > 0 {
+		last := calls[len(calls)-1]
+		if len(last.Args) == 1 {
+			return c.policyOf(last.Args[0])
+		}
+		return policyState{}
+	}
+	return c.cluster
+}
+
+// idempotentTrue returns the call marking the query Idempotent(true), or nil.
+func (c *checker) idempotentTrue(fl *flow) *ast.CallExpr {
+	for _, call := range fl.methods["Idempotent"] {
+		if len(call.Args) == 1 {
+			if v := c.pass.TypesInfo.Types[call.Args[0]].Value; v != nil && v.Kind() == constant.Bool && constant.BoolVal(v) {
+				return call
+			}
+		}
+	}
+	return nil
+}

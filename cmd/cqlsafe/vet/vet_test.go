@@ -1,0 +1,47 @@
+package vet_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/tools/go/analysis/analysistest"
+
+	"github.com/cqlsafe/cqlsafe/cmd/cqlsafe/vet"
+)
+
+func TestVetRules(t *testing.T) {
+	for _, pkg := range []string{"notidempotent", "unpinned", "rollback", "nondeterminism", "lists", "ignore", "gocqlxuse"} {
+		t.Run(pkg, func(t *testing.T) {
+			analysistest.Run(t, analysistest.TestData(), vet.New(nil), pkg)
+		})
+	}
+}
+
+// TestVetNullFix checks the nil → gocql.UnsetValue fix against a.go.golden.
+func TestVetNullFix(t *testing.T) {
+	analysistest.RunWithSuggestedFixes(t, analysistest.TestData(), vet.New(nil), "nullunset")
+}
+
+// TestVetSchema runs with column kinds and keys from a .cql file.
+func TestVetSchema(t *testing.T) {
+	sch, err := vet.LoadSchema(filepath.Join(analysistest.TestData(), "src", "listschema", "schema.cql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	analysistest.Run(t, analysistest.TestData(), vet.New(sch), "listschema")
+}
+
+// TestVetSchemaFlag sets the standalone analyzer's -schema flag.
+func TestVetSchemaFlag(t *testing.T) {
+	a := vet.Analyzer
+	if err := a.Flags.Set("schema", filepath.Join(analysistest.TestData(), "src", "listschema", "schema.cql")); err != nil {
+		t.Fatal(err)
+	}
+	analysistest.Run(t, analysistest.TestData(), a, "listschema")
+}
+
+func TestVetBadSchema(t *testing.T) {
+	if _, err := vet.ParseSchema("CREATE TABLE t (a int);"); err == nil {
+		t.Fatal("a table without a primary key was accepted")
+	}
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/analysis/checker"
+	"golang.org/x/tools/go/packages"
+
+	"github.com/cqlsafe/cqlsafe/cmd/cqlsafe/vet"
+)
+
+const vetHelp = `Loads the Go packages (default ./..., test files included) and reports Cassandra
+writes that are unsafe to retry, at the line where they are: one line per finding,
+file:line:column: rule: why; fix: how. Rules: not-idempotent, rollback,
+null-not-unset, server-nondeterminism, unpinned-timestamp, list-assignment (see
+"go doc github.com/cqlsafe/cqlsafe/cmd/cqlsafe/vet").
+
+A comment "//cqlsafe:ignore RULE reason" on the line, or on the line above, silences
+RULE there. The same analyzer runs under go vet:
+
+  go vet -vettool=$(which cqlsafevet) ./...
+
+Exit status: 0 when nothing was found, 1 when something was, 2 on a usage error, an
+unreadable --schema file or packages that do not load.`
+
+// vetFinding is one diagnostic in --json output.
+type vetFinding struct {
+	File    string   `json:"file"`
+	Line    int      `json:"line"`
+	Column  int      `json:"column"`
+	Rule    string   `json:"rule"`
+	Message string   `json:"message"`
+	Fixes   []string `json:"fixes,omitempty"`
+}
+
+func runVet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("vet [--json] [--schema FILE.cql] [packages]", stderr, vetHelp)
+	asJSON := fs.Bool("json", false, "print a JSON array of findings")
+	schemaFile := fs.String("schema", "", "CQL file whose CREATE TABLE statements give column kinds and primary keys")
+	if err := fs.Parse(args); err != nil {
+		return flagErr(err)
+	}
+	var sch *vet.Schema
+	if *schemaFile != "" {
+		var err error
+		if sch, err = vet.LoadSchema(*schemaFile); err != nil {
+			return usageError{err}
+		}
+	}
+	patterns := fs.Args()
+	if len(patterns) == 0 {
+		patterns = []string{"./..."}
+	}
+	cfg := &packages.Config{Context: ctx, Mode: packages.LoadAllSyntax, Tests: true}
+	pkgs, err := packages.Load(cfg, patterns...)
+	if err != nil {
+		return usageError{fmt.Errorf("vet: %w", err)}
+	}
+	if n := packages.PrintErrors(pkgs); n > 0 {
+		return usageError{fmt.Errorf("vet: %d errors loading packages", n)}
+	}
+	graph, err := checker.Analyze([]*analysis.Analyzer{vet.New(sch)}, pkgs, nil)
+	if err != nil {
+		return fmt.Errorf("vet: %w", err)
+	}
+	wd, _ := os.Getwd()
+	findings := []vetFinding{}
+	seen := map[string]bool{} // a file is in a package and in its test variant
+	for _, act := range graph.Roots {
+		if act.Err != nil {
+			return fmt.Errorf("vet: %s: %w", act.Package.PkgPath, act.Err)
+		}
+		for _, d := range act.Diagnostics {
+			p := act.Package.Fset.Position(d.Pos)
+			name := p.Filename
+			if rel, err := filepath.Rel(wd, name); err == nil && filepath.IsLocal(rel) {
+				name = rel
+			}
+			key := fmt.Sprintf("%s:%d:%d:%s", name, p.Line, p.Column, d.Message)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			f := vetFinding{File: name, Line: p.Line, Column: p.Column, Rule: d.Category, Message: d.Message}
+			for _, fix := range d.SuggestedFixes {
+				f.Fixes = append(f.Fixes, fix.Message)
+			}
+			findings = append(findings, f)
+		}
+	}
+	sort.Slice(findings, func(i, j int) bool {
+		a, b := findings[i], findings[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Column < b.Column
+	})
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(findings); err != nil {
+			return err
+		}
+	} else {
+		for _, f := range findings {
+			fmt.Fprintf(stdout, "%s:%d:%d: %s\n", f.File, f.Line, f.Column, f.Message)
+		}
+	}
+	if len(findings) > 0 {
+		return exitError{1}
+	}
+	return nil
+}
