@@ -316,6 +316,7 @@ func TestRetryDoRefusesValuesChangedOnRerun(t *testing.T) {
 	runs := 0
 	err := retry.Do(context.Background(), func(ctx context.Context) error {
 		runs++
+		//cqlsafe:ignore server-nondeterminism the test shows Do refusing exactly this
 		id := gocql.TimeUUID() // minted inside fn: a new value on every run
 		return retry.Exec(ctx, s.Query(`INSERT INTO ev (id, v) VALUES (?, ?)`, id, "x"))
 	}, retry.WithMaxAttempts(2), retry.WithBackoff(time.Millisecond, time.Millisecond))
@@ -640,6 +641,7 @@ func TestRetryDoPointerValueChangedOnRerun(t *testing.T) {
 	var id gocql.UUID
 	err := retry.Do(context.Background(), func(ctx context.Context) error {
 		runs++
+		//cqlsafe:ignore server-nondeterminism the test shows Do refusing exactly this
 		id = gocql.TimeUUID() // minted inside fn, bound through a pointer
 		return retry.Exec(ctx, s.Query(`INSERT INTO ev (id, v) VALUES (?, ?)`, &id, "x"))
 	}, retry.WithMaxAttempts(2), retry.WithBackoff(time.Millisecond, time.Millisecond))

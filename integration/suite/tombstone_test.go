@@ -42,6 +42,7 @@ var ref = gocql.MustRandomUUID()
 
 func insertAccount(t testing.TB, s *gocql.Session, id int, name string) {
 	t.Helper()
+	//cqlsafe:ignore list-assignment history is frozen<list<int>>
 	if err := s.Query(`INSERT INTO accounts (org, id, name, balance, active, avatar, tags, history, opened, ref) VALUES ('acme', ?, ?, 100, true, 0xCAFE, {'a', 'b'}, [1, 2], ?, ?)`,
 		id, name, opened, ref).Exec(); err != nil {
 		t.Fatal(err)
