@@ -128,7 +128,7 @@ func TestOutboxReplayKeepsConcurrentAppends(t *testing.T) {
 		}(w)
 	}
 	var sent []int64
-	n, err := o.replay(context.Background(), func(_ context.Context, e *retry.OutcomeUnknownError, _ gocql.BatchType) error {
+	n, err := o.replay(context.Background(), nil, sendAll(func(_ context.Context, e *retry.OutcomeUnknownError, _ gocql.BatchType) error {
 		if e.Timestamp == 1 {
 			if err := o.Append(kvWrite(0, 999)); err != nil { // between snapshot and clean-up
 				return err
@@ -138,7 +138,7 @@ func TestOutboxReplayKeepsConcurrentAppends(t *testing.T) {
 		sent = append(sent, e.Timestamp)
 		time.Sleep(time.Millisecond)
 		return nil
-	})
+	}))
 	wg.Wait()
 	if err != nil || n != 20 || len(sent) != 20 {
 		t.Fatalf("replay = %d (sent %d), %v; want 20", n, len(sent), err)
@@ -178,12 +178,12 @@ func TestOutboxReplayStopsOnFailure(t *testing.T) {
 		}
 	}
 	boom := errors.New("boom")
-	n, err := o.replay(context.Background(), func(_ context.Context, e *retry.OutcomeUnknownError, _ gocql.BatchType) error {
+	n, err := o.replay(context.Background(), nil, sendAll(func(_ context.Context, e *retry.OutcomeUnknownError, _ gocql.BatchType) error {
 		if e.Timestamp == 3 {
 			return boom
 		}
 		return nil
-	})
+	}))
 	if n != 2 || !errors.Is(err, boom) {
 		t.Fatalf("replay = %d, %v; want 2 and boom", n, err)
 	}
@@ -259,10 +259,10 @@ func TestOutboxReplayRefuses(t *testing.T) {
 	}
 	defer o.Close()
 	var sent []int64
-	n, err := o.replay(context.Background(), func(_ context.Context, e *retry.OutcomeUnknownError, _ gocql.BatchType) error {
+	n, err := o.replay(context.Background(), nil, sendAll(func(_ context.Context, e *retry.OutcomeUnknownError, _ gocql.BatchType) error {
 		sent = append(sent, e.Timestamp)
 		return nil
-	})
+	}))
 	if n != 1 || !reflect.DeepEqual(sent, []int64{4}) || !errors.Is(err, retry.ErrNotIdempotent) {
 		t.Fatalf("replay = %d, sent %v, %v; want only record 4 sent and retry.ErrNotIdempotent", n, sent, err)
 	}
@@ -440,4 +440,11 @@ func encodeStored(e *retry.OutcomeUnknownError, typ gocql.BatchType) ([]byte, er
 		rec.Statements = append(rec.Statements, st)
 	}
 	return json.Marshal(rec)
+}
+
+// sendAll adapts a sender that ignores TTLs to applyFunc.
+func sendAll(f func(context.Context, *retry.OutcomeUnknownError, gocql.BatchType) error) applyFunc {
+	return func(ctx context.Context, e *retry.OutcomeUnknownError, typ gocql.BatchType) (ttlNote, error) {
+		return ttlNoTTL, f(ctx, e, typ)
+	}
 }

@@ -347,3 +347,235 @@ func TestRetryOutboxNeverReplaysNonFrozenListAssignment(t *testing.T) {
 		t.Fatalf("pending = %v, %v; want the non-frozen list assignment kept", pending, err)
 	}
 }
+
+// ttlCase is one write with a TTL whose outcome stays unknown, for the outbox TTL tests.
+type ttlCase struct {
+	name  string
+	ddl   []string          // tables it writes (one statement each)
+	stmts []retry.Statement // one: a query; more: a LOGGED batch
+	// short: TTL 2, expired before the replay; else TTL 100 (from the text, a bound
+	// value or the table's default_time_to_live).
+	short bool
+	// keep: the first attempt's cells stay (else the table is truncated before the
+	// replay, so what is read comes from the replay alone).
+	keep bool
+}
+
+// TestOutboxReplayTTLExpiresWithFirstAttempt: Cassandra computes a cell's expiry from
+// the time a write arrives, and at equal timestamps the cell expiring later wins. A
+// write with a TTL whose response was lost is recorded; 3 s later the outbox replays it.
+// A 2 s TTL (literal, bound, or the table's default_time_to_live) has run out: the
+// replay must not bring the row back. A 100 s TTL must be left with about 97 s, not
+// 100: the replayed cells expire when the first attempt's would have, to the second.
+func TestOutboxReplayTTLExpiresWithFirstAttempt(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	cases := []ttlCase{
+		{name: "lit2", short: true, ddl: []string{`CREATE TABLE lit2 (id int PRIMARY KEY, v text)`},
+			stmts: []retry.Statement{{CQL: `INSERT INTO lit2 (id, v) VALUES (?, ?) USING TTL 2`, Values: []any{1, "x"}}}},
+		{name: "bnd2", short: true, ddl: []string{`CREATE TABLE bnd2 (id int PRIMARY KEY, v text)`},
+			stmts: []retry.Statement{{CQL: `INSERT INTO bnd2 (id, v) VALUES (?, ?) USING TTL ?`, Values: []any{1, "x", 2}}}},
+		{name: "def2", short: true, ddl: []string{`CREATE TABLE def2 (id int PRIMARY KEY, v text) WITH default_time_to_live = 2`},
+			stmts: []retry.Statement{{CQL: `INSERT INTO def2 (id, v) VALUES (?, ?)`, Values: []any{1, "x"}}}},
+		{name: "def2u", short: true, ddl: []string{`CREATE TABLE def2u (id int PRIMARY KEY, v text) WITH default_time_to_live = 2`},
+			stmts: []retry.Statement{{CQL: `UPDATE def2u SET v = ? WHERE id = ?`, Values: []any{"x", 1}}}},
+		{name: "lit100", ddl: []string{`CREATE TABLE lit100 (id int PRIMARY KEY, v text)`},
+			stmts: []retry.Statement{{CQL: `INSERT INTO lit100 (id, v) VALUES (?, ?) USING TTL 100`, Values: []any{1, "x"}}}},
+		{name: "lit100keep", keep: true, ddl: []string{`CREATE TABLE lit100keep (id int PRIMARY KEY, v text)`},
+			stmts: []retry.Statement{{CQL: `INSERT INTO lit100keep (id, v) VALUES (?, ?) USING TTL 100`, Values: []any{1, "x"}}}},
+		{name: "bnd100", ddl: []string{`CREATE TABLE bnd100 (id int PRIMARY KEY, v text)`},
+			stmts: []retry.Statement{{CQL: `UPDATE bnd100 USING TTL ? SET v = ? WHERE id = ?`, Values: []any{100, "x", 1}}}},
+		{name: "def100", ddl: []string{`CREATE TABLE def100 (id int PRIMARY KEY, v text) WITH default_time_to_live = 100`},
+			stmts: []retry.Statement{{CQL: `INSERT INTO def100 (id, v) VALUES (?, ?)`, Values: []any{1, "x"}}}},
+		{name: "def100u", ddl: []string{`CREATE TABLE def100u (id int PRIMARY KEY, v text) WITH default_time_to_live = 100`},
+			stmts: []retry.Statement{{CQL: `UPDATE def100u SET v = ? WHERE id = ?`, Values: []any{"x", 1}}}},
+		{name: "batch100", ddl: []string{
+			`CREATE TABLE batd100 (id int PRIMARY KEY, v text) WITH default_time_to_live = 100`,
+			`CREATE TABLE batl100 (id int PRIMARY KEY, v text)`},
+			stmts: []retry.Statement{
+				{CQL: `INSERT INTO batd100 (id, v) VALUES (?, ?)`, Values: []any{1, "x"}},
+				{CQL: `UPDATE batl100 USING TTL 100 SET v = ? WHERE id = ?`, Values: []any{"x", 1}}}},
+	}
+	for _, c := range cases {
+		harness.Exec(t, s0, c.ddl...)
+	}
+	s, px := proxied(t, ks, 300*time.Millisecond)
+	ob, err := outbox.Open(filepath.Join(t.TempDir(), "outbox"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ob.Close()
+	p := retry.NewPolicy(retry.WithMaxAttempts(2), retry.WithBackoff(time.Millisecond, time.Millisecond), retry.WithOutbox(ob))
+	px.SetRule(func(r faultproxy.Request) faultproxy.Action {
+		if r.IsWrite() {
+			return faultproxy.DropResponse // applied by the server, the client never hears
+		}
+		return faultproxy.Forward
+	})
+	ctx := context.Background()
+	ts := map[string]int64{}
+	for _, c := range cases {
+		if len(c.stmts) == 1 {
+			err = p.Exec(ctx, s.Query(c.stmts[0].CQL, c.stmts[0].Values...))
+		} else {
+			b := s.NewBatch(gocql.LoggedBatch)
+			for _, st := range c.stmts {
+				b.Query(st.CQL, st.Values...)
+			}
+			err = p.ExecBatch(ctx, s, b)
+		}
+		var ou *retry.OutcomeUnknownError
+		if !errors.As(err, &ou) {
+			t.Fatalf("%s: err = %v, want outcome unknown", c.name, err)
+		}
+		ts[c.name] = ou.Timestamp
+	}
+	px.SetRule(nil)
+	if pending, err := ob.Pending(); err != nil || len(pending) != len(cases) {
+		t.Fatalf("pending = %d, %v; want %d", len(pending), err, len(cases))
+	}
+	time.Sleep(3 * time.Second)
+	tables := func(c ttlCase) []string {
+		var out []string
+		for _, st := range c.stmts {
+			toks := strings.Fields(st.CQL)
+			if toks[0] == "INSERT" {
+				out = append(out, toks[2])
+			} else {
+				out = append(out, toks[1])
+			}
+		}
+		return out
+	}
+	for _, c := range cases {
+		for _, tbl := range tables(c) {
+			_, _, found := readKV(t, s0, tbl, 1)
+			if found != !c.short {
+				t.Fatalf("%s before replay: row found=%v (first attempt applied, TTL short=%v)", tbl, found, c.short)
+			}
+			if !c.short && !c.keep {
+				harness.Exec(t, s0, `TRUNCATE `+tbl)
+			}
+		}
+	}
+	replayAt := time.Now().UnixMicro()
+	var rep outbox.ReplayReport
+	n, err := ob.Replay(ctx, s, p, outbox.ReportTo(&rep))
+	if err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	t.Logf("replay applied %d of %d records: %+v", n, len(cases), rep)
+	if want := (outbox.ReplayReport{Applied: 6, Expired: 4, Shortened: 6}); n != 6 || rep != want {
+		t.Errorf("replay = %d, report %+v; want %+v", n, rep, want)
+	}
+	// The first attempt's cells expire 100 s after it: by the replay, at most this much
+	// of the TTL is left (whole seconds, rounded down).
+	hi := func(c ttlCase) int { return 100 - int((replayAt-ts[c.name])/1e6) }
+	for _, c := range cases {
+		for _, tbl := range tables(c) {
+			var ttl *int
+			var wt int64
+			err := s0.Query(`SELECT TTL(v), WRITETIME(v) FROM `+tbl+` WHERE id = 1`).Scan(&ttl, &wt)
+			switch {
+			case c.short:
+				if !errors.Is(err, gocql.ErrNotFound) {
+					t.Errorf("%s: row is back after the replay (ttl %v, err %v); its TTL ran out before", tbl, fmtTTL(ttl), err)
+				}
+			case err != nil:
+				t.Errorf("%s: %v", tbl, err)
+			case ttl == nil || *ttl > hi(c) || *ttl < hi(c)-3 || wt != ts[c.name]:
+				t.Errorf("%s: TTL(v) = %s, writetime %d; want %d..%d (TTL 100, first attempt %.1f s before the replay) at %d",
+					tbl, fmtTTL(ttl), wt, hi(c)-3, hi(c), float64(replayAt-ts[c.name])/1e6, ts[c.name])
+			default:
+				t.Logf("%s: TTL(v) = %d", tbl, *ttl)
+			}
+		}
+	}
+	if pending, err := ob.Pending(); err != nil || len(pending) != 0 {
+		t.Fatalf("pending after replay = %d, %v; want none", len(pending), err)
+	}
+}
+
+func fmtTTL(ttl *int) string {
+	if ttl == nil {
+		return "null"
+	}
+	return fmt.Sprint(*ttl)
+}
+
+// TestOutboxReplayTTLCases: records whose first attempt was 10 s ago (by their
+// timestamp) replay with what is left of each TTL, read the way Cassandra reads it: a
+// bound UNSET TTL and a statement without one take the table's default_time_to_live
+// (90 s left of 100), an explicit TTL 0 means no expiry and stays, and in a BEGIN BATCH
+// text the write whose 5 s TTL ran out is left out while the other keeps 90 s. A record
+// stamped in the future tells nothing about when it was sent: it replays as recorded.
+func TestOutboxReplayTTLCases(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	harness.Exec(t, s0,
+		`CREATE TABLE zero (id int PRIMARY KEY, v text) WITH default_time_to_live = 100`,
+		`CREATE TABLE unset (id int PRIMARY KEY, v text) WITH default_time_to_live = 100`,
+		`CREATE TABLE qual (id int PRIMARY KEY, v text) WITH default_time_to_live = 100`,
+		`CREATE TABLE ba (id int PRIMARY KEY, v text)`,
+		`CREATE TABLE bb (id int PRIMARY KEY, v text)`,
+		`CREATE TABLE future (id int PRIMARY KEY, v text)`)
+	s, _ := proxied(t, ks, 5*time.Second)
+	ob, err := outbox.Open(filepath.Join(t.TempDir(), "outbox"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ob.Close()
+	past := time.Now().Add(-10 * time.Second).UnixMicro()
+	future := time.Now().Add(time.Minute).UnixMicro()
+	for _, e := range []*retry.OutcomeUnknownError{
+		{Timestamp: past, Statements: []retry.Statement{{CQL: `INSERT INTO zero (id, v) VALUES (?, ?) USING TTL 0`, Values: []any{1, "x"}}}},
+		{Timestamp: past, Statements: []retry.Statement{{CQL: `INSERT INTO unset (id, v) VALUES (?, ?) USING TTL ?`, Values: []any{1, "x", gocql.UnsetValue}}}},
+		{Timestamp: past, Statements: []retry.Statement{{CQL: `UPDATE "` + ks + `".qual SET v = ? WHERE id = ?`, Values: []any{"x", 1}}}},
+		{Timestamp: past, Statements: []retry.Statement{{CQL: `BEGIN UNLOGGED BATCH INSERT INTO ba (id, v) VALUES (?, ?) USING TTL ?; ` +
+			`INSERT INTO bb (id, v) VALUES (?, ?) USING TTL 100; APPLY BATCH`, Values: []any{1, "x", 5, 1, "x"}}}},
+		{Timestamp: future, Statements: []retry.Statement{{CQL: `INSERT INTO future (id, v) VALUES (?, ?) USING TTL 100`, Values: []any{1, "x"}}}},
+	} {
+		e.Idempotent = true
+		if err := ob.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	replayAt := time.Now().UnixMicro()
+	var rep outbox.ReplayReport
+	n, err := ob.Replay(context.Background(), s, retry.NewPolicy(), outbox.ReportTo(&rep))
+	if err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	if want := (outbox.ReplayReport{Applied: 5, Shortened: 3, TTLAsRecorded: 1}); n != 5 || rep != want {
+		t.Errorf("replay = %d, report %+v; want %+v", n, rep, want)
+	}
+	left := 100 - int((replayAt-past)/1e6) // at most this much of 100 s is left
+	for _, c := range []struct {
+		table  string
+		lo, hi int // TTL(v) range; 0, 0: no TTL; -1: no row
+		ts     int64
+	}{
+		{"zero", 0, 0, past},
+		{"unset", left - 3, left, past},
+		{"qual", left - 3, left, past},
+		{"ba", -1, -1, past},
+		{"bb", left - 3, left, past},
+		{"future", 97, 100, future},
+	} {
+		var ttl *int
+		var wt int64
+		err := s0.Query(`SELECT TTL(v), WRITETIME(v) FROM `+c.table+` WHERE id = 1`).Scan(&ttl, &wt)
+		switch {
+		case c.lo == -1:
+			if !errors.Is(err, gocql.ErrNotFound) {
+				t.Errorf("%s: row written (TTL %s, %v); its TTL ran out before the replay", c.table, fmtTTL(ttl), err)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", c.table, err)
+		case wt != c.ts:
+			t.Errorf("%s: writetime %d, want %d", c.table, wt, c.ts)
+		case c.hi == 0 && ttl != nil:
+			t.Errorf("%s: TTL(v) = %d, want none (TTL 0 given)", c.table, *ttl)
+		case c.hi > 0 && (ttl == nil || *ttl < c.lo || *ttl > c.hi):
+			t.Errorf("%s: TTL(v) = %s, want %d..%d", c.table, fmtTTL(ttl), c.lo, c.hi)
+		}
+	}
+}
