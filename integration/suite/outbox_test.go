@@ -93,11 +93,11 @@ func readKV(t *testing.T, s *gocql.Session, table string, id int) (v string, wt 
 	return v, wt, true
 }
 
-// TestRetryOutboxReplayKeepsConcurrentAppends: a write whose outcome became unknown is
+// TestOutboxReplayKeepsConcurrentAppends: a write whose outcome became unknown is
 // appended while Replay is re-sending an older record (here: from the proxy's view of
 // the replayed request, i.e. between Replay's snapshot and its clean-up). After Replay
 // the new record must still be pending, and a second Replay must apply it.
-func TestRetryOutboxReplayKeepsConcurrentAppends(t *testing.T) {
+func TestOutboxReplayKeepsConcurrentAppends(t *testing.T) {
 	s0, ks := node.Keyspace(t)
 	harness.Exec(t, s0, `CREATE TABLE kv (id int PRIMARY KEY, v text)`)
 	s, px := proxied(t, ks, 5*time.Second)
@@ -150,11 +150,11 @@ func TestRetryOutboxReplayKeepsConcurrentAppends(t *testing.T) {
 	}
 }
 
-// TestRetryOutboxReplaysBatchWithItsType: a batch across two tables whose outcome stayed
+// TestOutboxReplaysBatchWithItsType: a batch across two tables whose outcome stayed
 // unknown is recorded and replayed with its own type on the wire: a LOGGED batch stays
 // LOGGED (type byte 0), so its two partitions still apply all-or-nothing, and an
 // UNLOGGED one stays UNLOGGED (1). Both rows end at the batch's one timestamp.
-func TestRetryOutboxReplaysBatchWithItsType(t *testing.T) {
+func TestOutboxReplaysBatchWithItsType(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		typ  gocql.BatchType
@@ -214,11 +214,11 @@ func TestRetryOutboxReplaysBatchWithItsType(t *testing.T) {
 	}
 }
 
-// TestRetryOutboxReplaysOldRecordsAsLogged: records written before the outbox stored
+// TestOutboxReplaysOldRecordsAsLogged: records written before the outbox stored
 // the batch type (no "type" field) replay as LOGGED: the original may have been a
 // logged batch, and a logged replay of an unlogged one is equivalent (Cassandra skips
 // the batch log for a single partition), while the converse breaks atomicity.
-func TestRetryOutboxReplaysOldRecordsAsLogged(t *testing.T) {
+func TestOutboxReplaysOldRecordsAsLogged(t *testing.T) {
 	s0, ks := node.Keyspace(t)
 	harness.Exec(t, s0, `CREATE TABLE a (id int PRIMARY KEY, v text)`)
 	harness.Exec(t, s0, `CREATE TABLE b (id int PRIMARY KEY, v text)`)
@@ -249,11 +249,11 @@ func TestRetryOutboxReplaysOldRecordsAsLogged(t *testing.T) {
 	}
 }
 
-// TestRetryOutboxReplayRefusesNonIdempotent: a record that is not safe to apply twice
+// TestOutboxReplayRefusesNonIdempotent: a record that is not safe to apply twice
 // (a list append: each execution adds an element) found in the outbox, e.g. written by
 // an older version or by hand, is never sent by Replay; it stays pending and Replay
 // reports ErrNotIdempotent, while the idempotent record after it is applied.
-func TestRetryOutboxReplayRefusesNonIdempotent(t *testing.T) {
+func TestOutboxReplayRefusesNonIdempotent(t *testing.T) {
 	s0, ks := node.Keyspace(t)
 	harness.Exec(t, s0, `CREATE TABLE l (id int PRIMARY KEY, l list<int>)`)
 	harness.Exec(t, s0, `CREATE TABLE kv (id int PRIMARY KEY, v text)`)
@@ -308,12 +308,12 @@ func TestRetryOutboxReplayRefusesNonIdempotent(t *testing.T) {
 	}
 }
 
-// TestRetryOutboxNeverReplaysNonFrozenListAssignment: assigning a list literal to a
+// TestOutboxNeverReplaysNonFrozenListAssignment: assigning a list literal to a
 // non-frozen list is not idempotent (Cassandra keys each element by a server-side
 // TimeUUID: a repeat appends another copy), while the same assignment to a frozen list
 // is. Replay judges each record against the session's schema: the frozen one is applied
 // once however often Replay runs, the non-frozen one is never sent and stays pending.
-func TestRetryOutboxNeverReplaysNonFrozenListAssignment(t *testing.T) {
+func TestOutboxNeverReplaysNonFrozenListAssignment(t *testing.T) {
 	s0, ks := node.Keyspace(t)
 	harness.Exec(t, s0, `CREATE TABLE l (id int PRIMARY KEY, l list<int>, f frozen<list<int>>)`)
 	s, _ := proxied(t, ks, 5*time.Second)
@@ -577,5 +577,52 @@ func TestOutboxReplayTTLCases(t *testing.T) {
 		case c.hi > 0 && (ttl == nil || *ttl < c.lo || *ttl > c.hi):
 			t.Errorf("%s: TTL(v) = %s, want %d..%d", c.table, fmtTTL(ttl), c.lo, c.hi)
 		}
+	}
+}
+
+// TestOutboxReplay: a write whose outcome stays unknown goes to the outbox; replaying it
+// twice writes the row once, at its original timestamp.
+func TestOutboxReplay(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	harness.Exec(t, s0, `CREATE TABLE kv (id int PRIMARY KEY, v text)`)
+	s, px := proxied(t, ks, 200*time.Millisecond)
+	ob, err := outbox.Open(t.TempDir() + "/outbox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ob.Close()
+	p := retry.NewPolicy(retry.WithMaxAttempts(2), retry.WithBackoff(time.Millisecond, time.Millisecond), retry.WithOutbox(ob))
+	px.SetRule(func(r faultproxy.Request) faultproxy.Action {
+		if r.IsWrite() && strings.Contains(r.CQL, "INSERT INTO kv") {
+			return faultproxy.Reset // the request reaches the server, the connection dies
+		}
+		return faultproxy.Forward
+	})
+	err = p.Exec(context.Background(), s.Query(`INSERT INTO kv (id, v) VALUES (?, ?)`, 1, "first"))
+	var ou *retry.OutcomeUnknownError
+	if !errors.As(err, &ou) {
+		t.Fatalf("err = %v, want outcome unknown", err)
+	}
+	px.SetRule(nil)
+	// A newer write lands before the replay: the replay must not overwrite it.
+	if err := s0.Query(`INSERT INTO kv (id, v) VALUES (?, ?)`, 1, "newer").WithTimestamp(ou.Timestamp + 10).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		n, err := ob.Replay(context.Background(), s0, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := 1 - i; n != want {
+			t.Fatalf("replay %d applied %d, want %d", i+1, n, want)
+		}
+	}
+	var v string
+	var wt int64
+	if err := s0.Query(`SELECT v, WRITETIME(v) FROM kv WHERE id = 1`).Scan(&v, &wt); err != nil {
+		t.Fatal(err)
+	}
+	if v != "newer" || wt != ou.Timestamp+10 {
+		t.Fatalf("after replay v=%q writetime=%d; the newer write must survive", v, wt)
 	}
 }

@@ -212,53 +212,6 @@ func TestRetryDoFieldReport(t *testing.T) {
 	}
 }
 
-// TestOutboxReplay: a write whose outcome stays unknown goes to the outbox; replaying it
-// twice writes the row once, at its original timestamp.
-func TestOutboxReplay(t *testing.T) {
-	s0, ks := node.Keyspace(t)
-	harness.Exec(t, s0, `CREATE TABLE kv (id int PRIMARY KEY, v text)`)
-	s, px := proxied(t, ks, 200*time.Millisecond)
-	ob, err := outbox.Open(t.TempDir() + "/outbox")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ob.Close()
-	p := retry.NewPolicy(retry.WithMaxAttempts(2), retry.WithBackoff(time.Millisecond, time.Millisecond), retry.WithOutbox(ob))
-	px.SetRule(func(r faultproxy.Request) faultproxy.Action {
-		if r.IsWrite() && strings.Contains(r.CQL, "INSERT INTO kv") {
-			return faultproxy.Reset // the request reaches the server, the connection dies
-		}
-		return faultproxy.Forward
-	})
-	err = p.Exec(context.Background(), s.Query(`INSERT INTO kv (id, v) VALUES (?, ?)`, 1, "first"))
-	var ou *retry.OutcomeUnknownError
-	if !errors.As(err, &ou) {
-		t.Fatalf("err = %v, want outcome unknown", err)
-	}
-	px.SetRule(nil)
-	// A newer write lands before the replay: the replay must not overwrite it.
-	if err := s0.Query(`INSERT INTO kv (id, v) VALUES (?, ?)`, 1, "newer").WithTimestamp(ou.Timestamp + 10).Exec(); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 2; i++ {
-		n, err := ob.Replay(context.Background(), s0, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := 1 - i; n != want {
-			t.Fatalf("replay %d applied %d, want %d", i+1, n, want)
-		}
-	}
-	var v string
-	var wt int64
-	if err := s0.Query(`SELECT v, WRITETIME(v) FROM kv WHERE id = 1`).Scan(&v, &wt); err != nil {
-		t.Fatal(err)
-	}
-	if v != "newer" || wt != ou.Timestamp+10 {
-		t.Fatalf("after replay v=%q writetime=%d; the newer write must survive", v, wt)
-	}
-}
-
 // TestRetryDeadlineAfterSendIsOutcomeUnknown: the context's deadline passes after the
 // request was written and applied (its response is dropped). That is the same situation
 // as a client timeout: the caller gets an *OutcomeUnknownError with the pinned
