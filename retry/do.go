@@ -57,13 +57,15 @@ func Do(ctx context.Context, fn func(ctx context.Context) error, opts ...Option)
 		ctx = context.Background()
 	}
 	run := &doRun{policy: p}
-	rctx := context.WithValue(ctx, doKey{}, run)
+	tctx, tr := p.begin(ctx, Execution{Operation: "retry.Do"})
+	rctx := context.WithValue(tctx, doKey{}, run)
 	for attempt := 1; ; attempt++ {
 		run.mu.Lock()
 		run.next, run.failed = 0, nil
 		run.mu.Unlock()
 		err := fn(rctx)
 		if err == nil {
+			tr.End(nil, attempt)
 			return nil
 		}
 		run.mu.Lock()
@@ -80,10 +82,13 @@ func Do(ctx context.Context, fn func(ctx context.Context) error, opts ...Option)
 			ev.Delay = p.delay(attempt)
 		}
 		p.report(ev)
+		tr.Attempt(ev)
 		if !ev.Retrying {
+			tr.End(err, attempt)
 			return err
 		}
 		if serr := sleep(ctx, ev.Delay); serr != nil {
+			tr.End(err, attempt)
 			return err
 		}
 	}

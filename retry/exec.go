@@ -11,6 +11,7 @@ type ExecOption func(*execConfig) error
 
 type execConfig struct {
 	ts             int64  // pinned timestamp; 0: drawn from the Policy's clock
+	operation      string // the execution's name for a Tracer
 	notRepeatable  string // why this execution must not be repeated, whatever its text says
 	onlyRepeatable bool   // refuse to send an execution that is not repeatable
 }

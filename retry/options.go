@@ -24,6 +24,7 @@ type config struct {
 	logger      *slog.Logger
 	schema      Schema
 	outbox      Recorder
+	tracer      Tracer
 	nextHost    bool
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/gocql/gocql"
@@ -18,6 +19,7 @@ type execState struct {
 	statement string
 	verdict   Verdict
 	lastWhy   string
+	trace     Trace
 }
 
 // execPolicy is the gocql.RetryPolicy of one pinned execution. gocql calls Attempt and
@@ -49,6 +51,7 @@ func (e execPolicy) GetRetryType(err error) gocql.RetryType {
 		ev.Delay = e.p.delay(attempts)
 	}
 	e.p.report(ev)
+	st.trace.Attempt(ev)
 	if !retry {
 		st.mu.Lock()
 		st.lastWhy = why
@@ -101,17 +104,25 @@ func (p *Policy) pin(ctx context.Context, q *gocql.Query, c execConfig) (pinned,
 	if err != nil {
 		return pinned{}, err
 	}
-	st := &execState{ctx: ctx, statement: stmt, verdict: v}
-	out := q.WithContext(ctx)
-	out.Idempotent(v.Idempotent).RetryPolicy(execPolicy{p: p, st: st})
 	ts := c.ts
 	if v.Writes {
 		if ts == 0 {
 			ts = p.cfg.clock.Next()
 		}
-		out.WithTimestamp(ts)
 	} else {
 		ts = 0
+	}
+	op := c.operation
+	if op == "" {
+		op = "retry.Exec"
+	}
+	ctx, tr := p.begin(ctx, Execution{Operation: op, Keyspace: q.Keyspace(), Statement: stmt,
+		Timestamp: ts, Idempotent: v.Idempotent, Reasons: v.Reasons})
+	st := &execState{ctx: ctx, statement: stmt, verdict: v, trace: tr}
+	out := q.WithContext(ctx)
+	out.Idempotent(v.Idempotent).RetryPolicy(execPolicy{p: p, st: st})
+	if ts != 0 {
+		out.WithTimestamp(ts)
 	}
 	return pinned{query: out, verdict: v, timestamp: ts, state: st}, nil
 }
@@ -150,7 +161,24 @@ func (p *Policy) pinBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch,
 	if err != nil {
 		return pinnedBatch{}, err
 	}
-	st := &execState{ctx: ctx, statement: fmt.Sprintf("BATCH(%d)", len(b.Entries)), verdict: v}
+	ts := c.ts
+	if ts == 0 {
+		ts = p.cfg.clock.Next()
+	}
+	op := c.operation
+	if op == "" {
+		op = "retry.ExecBatch"
+	}
+	var texts strings.Builder
+	for i, e := range b.Entries {
+		if i > 0 {
+			texts.WriteByte('\n')
+		}
+		texts.WriteString(e.Stmt)
+	}
+	ctx, tr := p.begin(ctx, Execution{Operation: op, Keyspace: b.Keyspace(), Statement: texts.String(), Batch: true,
+		Timestamp: ts, Idempotent: v.Idempotent, Reasons: v.Reasons})
+	st := &execState{ctx: ctx, statement: fmt.Sprintf("BATCH(%d)", len(b.Entries)), verdict: v, trace: tr}
 	out := b.WithContext(ctx)
 	// The entries are shared with the caller's batch; copy before marking them. gocql
 	// speculates a batch only when every entry is marked idempotent.
@@ -159,10 +187,6 @@ func (p *Policy) pinBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch,
 		out.Entries[i].Idempotent = v.Idempotent
 	}
 	out.RetryPolicy(execPolicy{p: p, st: st})
-	ts := c.ts
-	if ts == 0 {
-		ts = p.cfg.clock.Next()
-	}
 	out.WithTimestamp(ts)
 	return pinnedBatch{batch: out, verdict: v, timestamp: ts, state: st}, nil
 }
@@ -194,14 +218,30 @@ func (p *Policy) Exec(ctx context.Context, q *gocql.Query, opts ...ExecOption) e
 
 func (p *Policy) execPinned(pq pinned) error {
 	if err := pq.state.ctx.Err(); err != nil {
+		pq.state.trace.End(err, 0)
 		return err // nothing sent
 	}
 	err := pq.query.Exec()
-	if err == nil {
-		return nil
+	if err != nil {
+		stmt := Statement{CQL: pq.state.statement, Values: pq.query.Values()}
+		err = p.outcome(err, pq.verdict, pq.timestamp, pq.state, false, gocql.UnloggedBatch, []Statement{stmt})
 	}
-	stmt := Statement{CQL: pq.state.statement, Values: pq.query.Values()}
-	return p.outcome(err, pq.verdict, pq.timestamp, pq.state, false, gocql.UnloggedBatch, []Statement{stmt})
+	pq.state.end(err)
+	return err
+}
+
+// end reports the execution's end to its trace: attempts made, the failed ones and,
+// unless a context error cut it short, the last.
+func (st *execState) end(err error) {
+	st.mu.Lock()
+	attempts := st.attempts
+	st.mu.Unlock()
+	if err == nil || ClassifyError(err) != ClassCanceled {
+		if err == nil || attempts == 0 {
+			attempts++
+		}
+	}
+	st.trace.End(err, attempts)
 }
 
 // ExecBatch is Exec for a batch on s: one timestamp for the whole batch (statements with
@@ -228,17 +268,19 @@ func (p *Policy) ExecBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch
 
 func (p *Policy) execPinnedBatch(s *gocql.Session, pb pinnedBatch) error {
 	if err := pb.state.ctx.Err(); err != nil {
+		pb.state.trace.End(err, 0)
 		return err // nothing sent
 	}
 	err := s.ExecuteBatch(pb.batch)
-	if err == nil {
-		return nil
+	if err != nil {
+		stmts := make([]Statement, len(pb.batch.Entries))
+		for i, e := range pb.batch.Entries {
+			stmts[i] = Statement{CQL: e.Stmt, Values: e.Args}
+		}
+		err = p.outcome(err, pb.verdict, pb.timestamp, pb.state, true, pb.batch.Type, stmts)
 	}
-	stmts := make([]Statement, len(pb.batch.Entries))
-	for i, e := range pb.batch.Entries {
-		stmts[i] = Statement{CQL: e.Stmt, Values: e.Args}
-	}
-	return p.outcome(err, pb.verdict, pb.timestamp, pb.state, true, pb.batch.Type, stmts)
+	pb.state.end(err)
+	return err
 }
 
 // outcome turns the final error of an execution into what the caller gets: an

@@ -15,7 +15,7 @@ import (
 
 // execution simulates one pinned execution: its per-execution policy and state.
 func execution(p *Policy, idempotent bool) (execPolicy, *execState) {
-	st := &execState{ctx: context.Background(), statement: "INSERT …", verdict: Verdict{Idempotent: idempotent, Writes: true}}
+	st := &execState{ctx: context.Background(), statement: "INSERT …", verdict: Verdict{Idempotent: idempotent, Writes: true}, trace: nopTrace{}}
 	return execPolicy{p: p, st: st}, st
 }
 
@@ -230,5 +230,25 @@ func TestRetryDoDoesNotRetryApplicationErrors(t *testing.T) {
 	}
 	if err := Do(context.Background(), nil); err == nil {
 		t.Fatal("Do(nil) did not fail")
+	}
+}
+
+type recordingTracer struct{ begun, attempts, ended int }
+type recordingTrace struct{ t *recordingTracer }
+
+func (r *recordingTracer) Begin(ctx context.Context, x Execution) (context.Context, Trace) {
+	r.begun++
+	return ctx, recordingTrace{r}
+}
+func (r recordingTrace) Attempt(Event)  { r.t.attempts++ }
+func (r recordingTrace) End(error, int) { r.t.ended++ }
+
+// TestRetryTracerSeesDo: one Begin and one End per Do, whatever fn returns.
+func TestRetryTracerSeesDo(t *testing.T) {
+	tr := &recordingTracer{}
+	appErr := errors.New("application error")
+	err := Do(context.Background(), func(ctx context.Context) error { return appErr }, WithTracer(tr))
+	if !errors.Is(err, appErr) || tr.begun != 1 || tr.ended != 1 || tr.attempts != 1 {
+		t.Fatalf("err %v, tracer %+v: want one begin, one attempt, one end", err, *tr)
 	}
 }
