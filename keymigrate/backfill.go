@@ -10,17 +10,15 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/gocql/gocql"
 
-	"github.com/cqlsafe/cqlsafe/internal/cqltext"
 	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 	"github.com/cqlsafe/cqlsafe/internal/wait"
-	"github.com/cqlsafe/cqlsafe/overwrite"
 	"github.com/cqlsafe/cqlsafe/retry"
+	"github.com/cqlsafe/cqlsafe/table"
 )
 
 // Progress reports a backfill's advance.
@@ -176,7 +174,10 @@ func (m *Migration) Backfill(ctx context.Context, opts ...BackfillOption) (Progr
 	prog := Progress{RangesDone: len(done), RangesTotal: c.ranges}
 	seen := map[uint64]uint64{}
 	lim := newLimiter(c.rowsPerSec)
-	sc := m.scanner()
+	sc, err := m.scanner()
+	if err != nil {
+		return Progress{}, err
+	}
 
 	work := make(chan int)
 	errs := make(chan error, c.concurrency)
@@ -306,63 +307,46 @@ func tokenRange(r, n int) (int64, int64) {
 // scan holds the scan and copy statements of a migration.
 type scan struct {
 	cql     string
-	cols    []overwrite.Column // key columns, then value columns
+	cols    []table.Column // key columns, then value columns
 	nKey    int
-	insert  string // into new: all columns, USING TIMESTAMP ? AND TTL ?
-	newCols []overwrite.Column
+	insert  string // into new: all columns, USING TTL ? AND TIMESTAMP ?
+	newCols []table.Column
 	// lists are the value columns (index among them) that are non-frozen lists;
 	// listWT reads their MAXWRITETIME from the new table by new key.
 	lists  []int
 	listWT string
 }
 
-func (m *Migration) scanner() scan {
+func (m *Migration) scanner() (scan, error) {
 	keyCols := m.old.KeyColumns()
-	var sel []string
-	pk := make([]string, len(m.old.PartitionKey))
-	for i, c := range m.old.PartitionKey {
-		pk[i] = cqltext.Quote(c.Name)
-	}
+	sc := scan{cols: keyCols, nKey: len(keyCols), newCols: m.new.Columns()}
+	names := make([]string, 0, len(keyCols)+len(m.values))
 	for _, c := range keyCols {
-		sel = append(sel, cqltext.Quote(c.Name))
+		names = append(names, c.Name)
 	}
-	sc := scan{cols: keyCols, nKey: len(keyCols)}
-	var listWT []string
+	var lists []string
 	for j, name := range m.values {
 		c, _ := m.old.Column(name)
 		sc.cols = append(sc.cols, c)
-		q := cqltext.Quote(name)
-		if c.Collection {
-			// Cassandra 5: MAXWRITETIME of a collection; TTL() lists each element's TTL.
-			sel = append(sel, q, "MAXWRITETIME("+q+")", "TTL("+q+")")
-		} else {
-			sel = append(sel, q, "WRITETIME("+q+")", "TTL("+q+")")
-		}
+		names = append(names, name)
 		if isList(c) {
 			sc.lists = append(sc.lists, j)
-			listWT = append(listWT, "MAXWRITETIME("+q+")")
+			lists = append(lists, name)
 		}
 	}
-	tok := "token(" + strings.Join(pk, ", ") + ")"
-	sc.cql = fmt.Sprintf("SELECT %s FROM %s WHERE %s > ? AND %s <= ?", strings.Join(sel, ", "),
-		cqltext.QuoteQualified(m.old.Keyspace, m.old.Name), tok, tok)
-	sc.newCols = m.new.Columns()
-	q := make([]string, len(sc.newCols))
-	marks := make([]string, len(sc.newCols))
-	for i, c := range sc.newCols {
-		q[i], marks[i] = cqltext.Quote(c.Name), "?"
+	// Key columns by value; each value column with its (MAX)WRITETIME and TTL(s).
+	var err error
+	if sc.cql, err = m.old.ScanRange(table.CellValue|table.CellWriteTime|table.CellTTL, names...); err != nil {
+		return sc, err
 	}
-	sc.insert = fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) USING TIMESTAMP ? AND TTL ?",
-		cqltext.QuoteQualified(m.new.Keyspace, m.new.Name), strings.Join(q, ", "), strings.Join(marks, ", "))
-	if len(listWT) > 0 {
-		var where []string
-		for _, c := range m.new.KeyColumns() {
-			where = append(where, cqltext.Quote(c.Name)+" = ?")
+	// The copy binds its TTL, then its timestamp.
+	sc.insert = m.new.Insert(table.UsingTTL | table.UsingTimestamp)
+	if len(lists) > 0 {
+		if sc.listWT, err = m.new.SelectByKey(table.CellWriteTime, lists...); err != nil {
+			return sc, err
 		}
-		sc.listWT = fmt.Sprintf("SELECT %s FROM %s WHERE %s", strings.Join(listWT, ", "),
-			cqltext.QuoteQualified(m.new.Keyspace, m.new.Name), strings.Join(where, " AND "))
 	}
-	return sc
+	return sc, nil
 }
 
 // collectionTTL is the TTL to copy a collection with, from its elements' TTLs: none
@@ -535,7 +519,7 @@ func (m *Migration) copyRange(ctx context.Context, sc scan, c backfillConfig, r 
 			if st.ttl > 0 {
 				ttl = st.ttl
 			}
-			args = append(args, st.ts, ttl)
+			args = append(args, ttl, st.ts)
 			// The timestamp is in the statement (USING TIMESTAMP): pinned by construction.
 			// A copy that carries a non-frozen list is sent once, never re-sent.
 			opts := []retry.ExecOption{retry.AtTimestamp(st.ts)}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/cqlsafe/cqlsafe/clientid"
 	"github.com/cqlsafe/cqlsafe/keymigrate"
-	"github.com/cqlsafe/cqlsafe/overwrite"
+	"github.com/cqlsafe/cqlsafe/table"
 )
 
 func Example() {
@@ -19,8 +19,8 @@ func Example() {
 		return
 	}
 	ctx := context.Background()
-	oldT, _ := overwrite.Describe(ctx, session, "app", "comments_v1") // comment_key padded to 10 digits
-	newT, _ := overwrite.Describe(ctx, session, "app", "comments_v2") // same columns, 19-digit keys
+	oldT, _ := table.Describe(ctx, session, "app", "comments_v1") // comment_key padded to 10 digits
+	newT, _ := table.Describe(ctx, session, "app", "comments_v2") // same columns, 19-digit keys
 	m, err := keymigrate.New(session, "comments-19-digit", oldT, newT, func(old map[string]any) (map[string]any, error) {
 		ticks, err := strconv.ParseInt(old["comment_key"].(string), 10, 64)
 		if err != nil {

@@ -10,9 +10,8 @@ import (
 
 	"github.com/gocql/gocql"
 
-	"github.com/cqlsafe/cqlsafe/internal/cqltext"
-	"github.com/cqlsafe/cqlsafe/overwrite"
 	"github.com/cqlsafe/cqlsafe/retry"
+	"github.com/cqlsafe/cqlsafe/table"
 )
 
 // Sentinels; nothing is written when one is returned for bad input.
@@ -31,16 +30,12 @@ type Transform func(old map[string]any) (newKey map[string]any, err error)
 type Migration struct {
 	ID        string
 	s         *gocql.Session
-	old, new  *overwrite.Table
+	old, new  *table.Table
 	transform Transform
 	policy    *retry.Policy // its clock stamps dual writes and deletes
 
-	values  []string // non-key columns, shared by both tables, sorted
-	lists   map[string]bool
-	dualOld string // INSERT into old with all columns, USING TIMESTAMP ?
-	dualNew string
-	delOld  string // DELETE FROM old USING TIMESTAMP ? WHERE <primary key>
-	delNew  string
+	values []string // non-key columns, shared by both tables, sorted
+	lists  map[string]bool
 }
 
 // Option configures a Migration.
@@ -61,10 +56,10 @@ func WithRetryPolicy(p *retry.Policy) Option {
 	}
 }
 
-// New checks that old and new (described with overwrite.Describe) have the same
+// New checks that old and new (described with table.Describe) have the same
 // non-key columns with the same types, and returns the migration. id names it in
 // checkpoints.
-func New(s *gocql.Session, id string, old, new *overwrite.Table, transform Transform, opts ...Option) (*Migration, error) {
+func New(s *gocql.Session, id string, old, new *table.Table, transform Transform, opts ...Option) (*Migration, error) {
 	switch {
 	case s == nil:
 		return nil, errors.New("keymigrate: nil session")
@@ -103,52 +98,29 @@ func New(s *gocql.Session, id string, old, new *overwrite.Table, transform Trans
 			m.lists[c.Name] = true
 		}
 	}
-	m.dualOld = insertAll(old)
-	m.dualNew = insertAll(new)
-	m.delOld = deleteRow(old)
-	m.delNew = deleteRow(new)
 	return m, nil
 }
 
 // isList reports a non-frozen list: whole-list assignment of one is not idempotent
 // (Cassandra keys each element by a TimeUUID from the server's clock, so a repeat at
 // the same timestamp appends a second copy).
-func isList(c overwrite.Column) bool {
+func isList(c table.Column) bool {
 	return c.Collection && c.Type != nil && c.Type.Type() == gocql.TypeList
 }
 
 // valueColumns are the regular and static columns, by name.
-func valueColumns(t *overwrite.Table) []overwrite.Column {
+func valueColumns(t *table.Table) []table.Column {
 	out := append(slices.Clone(t.Static), t.Regular...)
-	slices.SortFunc(out, func(a, b overwrite.Column) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b table.Column) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
-func names(cs []overwrite.Column) []string {
+func names(cs []table.Column) []string {
 	out := make([]string, len(cs))
 	for i, c := range cs {
 		out[i] = c.Name
 	}
 	return out
-}
-
-func insertAll(t *overwrite.Table) string {
-	cols := t.Columns()
-	q := make([]string, len(cols))
-	marks := make([]string, len(cols))
-	for i, c := range cols {
-		q[i], marks[i] = cqltext.Quote(c.Name), "?"
-	}
-	return fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) USING TIMESTAMP ?", cqltext.QuoteQualified(t.Keyspace, t.Name),
-		strings.Join(q, ", "), strings.Join(marks, ", "))
-}
-
-func deleteRow(t *overwrite.Table) string {
-	var where []string
-	for _, c := range t.KeyColumns() {
-		where = append(where, cqltext.Quote(c.Name)+" = ?")
-	}
-	return fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE %s", cqltext.QuoteQualified(t.Keyspace, t.Name), strings.Join(where, " AND "))
 }
 
 // newKey applies the transform and validates its result against the new table's key.
@@ -158,7 +130,7 @@ func (m *Migration) newKey(old map[string]any) ([]any, error) {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidKey, err)
 	}
 	for name := range nk {
-		if c, ok := m.new.Column(name); !ok || (c.Role != overwrite.PartitionKey && c.Role != overwrite.ClusteringKey) {
+		if c, ok := m.new.Column(name); !ok || (c.Role != table.PartitionKey && c.Role != table.ClusteringKey) {
 			return nil, fmt.Errorf("%w: %q is not a key column of %s.%s", ErrInvalidKey, name, m.new.Keyspace, m.new.Name)
 		}
 	}
@@ -226,8 +198,10 @@ func (m *Migration) carriesList(row map[string]any) bool {
 // its text lets the policy judge: re-applying it would duplicate the list's elements.
 const listReason = "carries a non-empty non-frozen list (a repeat appends another copy)"
 
-// rowArgs orders a row's values for insertAll(t): every column, absent ones UNSET.
-func rowArgs(t *overwrite.Table, row map[string]any, key []any) []any {
+// rowArgs orders a row's values for t.Insert: every column, absent ones UNSET. Not
+// t.Values: a dual write is an upsert, where an empty non-frozen collection clears the
+// column (Values leaves it UNSET, right for an overwrite, whose delete clears it).
+func rowArgs(t *table.Table, row map[string]any, key []any) []any {
 	cols := t.Columns()
 	args := make([]any, len(cols), len(cols)+1)
 	nKey := len(t.PartitionKey) + len(t.Clustering)
@@ -272,8 +246,8 @@ func (m *Migration) DualWrite(ctx context.Context, row map[string]any) (int64, e
 	b := m.s.NewBatch(gocql.LoggedBatch)
 	oldArgs := append(rowArgs(m.old, row, nil), ts)
 	newArgs := append(rowArgs(m.new, row, key), ts)
-	b.Query(m.dualOld, oldArgs...)
-	b.Query(m.dualNew, newArgs...)
+	b.Query(m.old.Insert(table.UsingTimestamp), oldArgs...)
+	b.Query(m.new.Insert(table.UsingTimestamp), newArgs...)
 	opts := []retry.ExecOption{retry.AtTimestamp(ts)}
 	if m.carriesList(row) {
 		opts = append(opts, retry.NotRepeatable(listReason))
@@ -310,8 +284,8 @@ func (m *Migration) DualDelete(ctx context.Context, row map[string]any) (int64, 
 	}
 	ts := m.policy.Clock().Next()
 	b := m.s.NewBatch(gocql.LoggedBatch)
-	b.Query(m.delOld, append([]any{ts}, oldKey...)...)
-	b.Query(m.delNew, append([]any{ts}, newKey...)...)
+	b.Query(m.old.DeleteRow(), append([]any{ts}, oldKey...)...)
+	b.Query(m.new.DeleteRow(), append([]any{ts}, newKey...)...)
 	if err := m.policy.ExecBatch(ctx, m.s, b, retry.AtTimestamp(ts)); err != nil {
 		return ts, fmt.Errorf("keymigrate: dual delete: %w", err)
 	}

@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 
 	"github.com/gocql/gocql"
 
-	"github.com/cqlsafe/cqlsafe/internal/cqltext"
 	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
-	"github.com/cqlsafe/cqlsafe/overwrite"
+	"github.com/cqlsafe/cqlsafe/table"
 )
 
 // Diff is one difference Verify found.
@@ -91,17 +89,27 @@ func (m *Migration) Verify(ctx context.Context, opts ...VerifyOption) (Report, e
 		col, _ := m.old.Column(name)
 		oldCols = append(oldCols, col)
 	}
-	newVals := make([]overwrite.Column, len(m.values))
+	newVals := make([]table.Column, len(m.values))
 	for i, name := range m.values {
 		newVals[i], _ = m.new.Column(name)
 	}
-	oldSel := selectColumns(m.old, oldCols)
-	newCount := countQuery(m.new)
-	newRead := readByKey(m.new, m.values)
+	oldNames := make([]string, len(oldCols))
+	for i, c := range oldCols {
+		oldNames[i] = c.Name
+	}
+	oldSel, err := m.old.ScanRange(table.CellValue, oldNames...)
+	if err != nil {
+		return rep, err
+	}
+	newCount := m.new.CountRange()
+	newRead, err := m.new.SelectByKey(table.CellValue, m.values...)
+	if err != nil {
+		return rep, err
+	}
 	oldDest, oldVal := nullableDest(oldCols)
 	newDest, newVal := nullableDest(newVals)
-	if len(m.values) == 0 { // readByKey selects the first key column
-		newDest, newVal = nullableDest(m.new.KeyColumns()[:1])
+	if len(m.values) == 0 { // SelectByKey then reads the first partition key column
+		newDest, newVal = nullableDest(m.new.PartitionKey[:1])
 	}
 	for r := 0; r < c.ranges; r++ {
 		lo, hi := tokenRange(r, c.ranges)
@@ -164,7 +172,7 @@ func (m *Migration) Verify(ctx context.Context, opts ...VerifyOption) (Report, e
 // nullableDest returns scan destinations for cols that keep NULL apart from zero values
 // (gocql scans NULL into a **T as a nil *T, into a *T as T's zero value), and a getter
 // for column i's value: nil for NULL, else the value.
-func nullableDest(cols []overwrite.Column) ([]any, func(i int) any) {
+func nullableDest(cols []table.Column) ([]any, func(i int) any) {
 	dest := make([]any, len(cols))
 	for i, c := range cols {
 		p, err := cqlvalue.New(c.Type)
@@ -186,41 +194,4 @@ func (r *Report) add(d Diff) {
 	if len(r.Diffs) < 100 {
 		r.Diffs = append(r.Diffs, d)
 	}
-}
-
-func partitionTokens(t *overwrite.Table) string {
-	pk := make([]string, len(t.PartitionKey))
-	for i, c := range t.PartitionKey {
-		pk[i] = cqltext.Quote(c.Name)
-	}
-	return "token(" + strings.Join(pk, ", ") + ")"
-}
-
-func selectColumns(t *overwrite.Table, cols []overwrite.Column) string {
-	sel := make([]string, len(cols))
-	for i, c := range cols {
-		sel[i] = cqltext.Quote(c.Name)
-	}
-	tok := partitionTokens(t)
-	return fmt.Sprintf("SELECT %s FROM %s WHERE %s > ? AND %s <= ?", strings.Join(sel, ", "), cqltext.QuoteQualified(t.Keyspace, t.Name), tok, tok)
-}
-
-func countQuery(t *overwrite.Table) string {
-	tok := partitionTokens(t)
-	return fmt.Sprintf("SELECT COUNT(*) FROM %s WHERE %s > ? AND %s <= ?", cqltext.QuoteQualified(t.Keyspace, t.Name), tok, tok)
-}
-
-func readByKey(t *overwrite.Table, values []string) string {
-	sel := make([]string, len(values))
-	for i, v := range values {
-		sel[i] = cqltext.Quote(v)
-	}
-	if len(sel) == 0 {
-		sel = []string{cqltext.Quote(t.KeyColumns()[0].Name)}
-	}
-	var where []string
-	for _, c := range t.KeyColumns() {
-		where = append(where, cqltext.Quote(c.Name)+" = ?")
-	}
-	return fmt.Sprintf("SELECT %s FROM %s WHERE %s", strings.Join(sel, ", "), cqltext.QuoteQualified(t.Keyspace, t.Name), strings.Join(where, " AND "))
 }

@@ -26,7 +26,9 @@
 // (ErrListNotRepeatable). Frozen lists, sets, maps and UDTs have none of this.
 //
 // Describe a table once (Describe, or DescribeGocqlx from gocqlx metadata) and reuse the
-// *Table. Bad input — unknown column, missing key, wrong Go type, rows of several
-// partitions — is an *Error matching one of the sentinels, returned before anything is
-// sent.
+// *Table. The table's description, how a row maps to values and the statements used
+// live in package table: Table, Column, Error and the key sentinels here are its types
+// and values under overwrite's names, so errors.Is and errors.As match either. Bad
+// input — unknown column, missing key, wrong Go type, rows of several partitions — is
+// an *Error matching one of the sentinels, returned before anything is sent.
 package overwrite

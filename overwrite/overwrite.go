@@ -1,6 +1,7 @@
 package overwrite
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/cqlsafe/cqlsafe/retry"
+	"github.com/cqlsafe/cqlsafe/table"
 )
 
 // Scope is what an overwrite's DELETE removes.
@@ -135,7 +137,7 @@ func buildOptions(t *Table, opts []Option) (options, error) {
 		}
 	}
 	if o.policy == nil && t != nil {
-		o.policy = t.policy
+		o.policy = defaultPolicy(t)
 	}
 	return o, nil
 }
@@ -172,13 +174,12 @@ func Row(ctx context.Context, s *gocql.Session, t *Table, row any, opts ...Optio
 	if err != nil {
 		return Result{}, err
 	}
-	// Room for the TTL and timestamp the INSERT binds after the columns.
-	values, err := t.rowValues(row, -1, make([]any, 0, len(t.columns)+2))
+	values, err := t.Values(row) // with room for the TTL and timestamp bound last
 	if err != nil {
 		return Result{}, err
 	}
 	if o.ts != 0 {
-		if err := t.refuseListReapply(values, -1); err != nil {
+		if err := refuseListReapply(t, values, -1); err != nil {
 			return Result{}, err
 		}
 	}
@@ -190,7 +191,7 @@ func Row(ctx context.Context, s *gocql.Session, t *Table, row any, opts ...Optio
 		n = o.policy.Clock().Reserve(2)
 	}
 	scope := ScopeRow
-	del, keyCols := t.deleteRowCQL, len(t.PartitionKey)+len(t.Clustering)
+	keyCols := len(t.PartitionKey) + len(t.Clustering)
 	if len(t.Clustering) == 0 {
 		scope = ScopePartition
 	}
@@ -199,8 +200,10 @@ func Row(ctx context.Context, s *gocql.Session, t *Table, row any, opts ...Optio
 	delArgs = append(delArgs, values[:keyCols]...)
 	b := s.NewBatch(gocql.UnloggedBatch)
 	b.Entries = make([]gocql.BatchEntry, 0, 2)
-	b.Query(del, delArgs...)
-	b.Query(t.insertCQL, append(values, o.ttlValue(), n+1)...)
+	// Without clustering columns DeleteRow is the partition deletion: the row is the
+	// partition.
+	b.Query(t.DeleteRow(), delArgs...)
+	b.Query(t.Insert(table.UsingTTL|table.UsingTimestamp), append(values, o.ttlValue(), n+1)...)
 	if err := o.exec(ctx, s, b, n); err != nil {
 		return Result{Timestamp: n, Scope: scope, Rows: 1, Batches: 1}, err
 	}
@@ -253,25 +256,29 @@ func Partition(ctx context.Context, s *gocql.Session, t *Table, rows any, opts .
 		return Result{}, tableErr(ErrNoRows, t, "", "")
 	}
 	all := make([][]any, rv.Len())
-	var firstKey [][]byte
+	var firstKey []byte
 	for i := range all {
-		vals, err := t.rowValues(rv.Index(i).Interface(), i, make([]any, 0, len(t.columns)+2))
+		vals, err := t.Values(rv.Index(i).Interface())
 		if err != nil {
+			var e *Error
+			if errors.As(err, &e) {
+				e.Row = i
+			}
 			return Result{}, err
 		}
-		key, err := t.partitionKeyBytes(vals)
+		key, err := t.EncodePartitionKey(vals[:len(t.PartitionKey)])
 		if err != nil {
 			return Result{}, err
 		}
 		if i == 0 {
 			firstKey = key
-		} else if !sameKey(key, firstKey) {
+		} else if !bytes.Equal(key, firstKey) {
 			e := tableErr(ErrMixedPartitions, t, "", "partition key differs from row 0")
 			e.Row = i
 			return Result{}, e
 		}
 		if o.ts != 0 {
-			if err := t.refuseListReapply(vals, i); err != nil {
+			if err := refuseListReapply(t, vals, i); err != nil {
 				return Result{}, err
 			}
 		}
@@ -287,7 +294,7 @@ func Partition(ctx context.Context, s *gocql.Session, t *Table, rows any, opts .
 	res := Result{Timestamp: n, Scope: ScopePartition, Rows: len(all)}
 	delArgs := append([]any{n}, all[0][:len(t.PartitionKey)]...)
 	b := s.NewBatch(gocql.UnloggedBatch)
-	b.Query(t.deletePartitionCQL, delArgs...)
+	b.Query(t.DeletePartition(), delArgs...)
 	size := 0
 	for i, vals := range all {
 		rowSize := valuesSize(vals)
@@ -299,7 +306,7 @@ func Partition(ctx context.Context, s *gocql.Session, t *Table, rows any, opts .
 			b = s.NewBatch(gocql.UnloggedBatch)
 			size = 0
 		}
-		b.Query(t.insertCQL, append(vals, o.ttlValue(), n+1)...)
+		b.Query(t.Insert(table.UsingTTL|table.UsingTimestamp), append(vals, o.ttlValue(), n+1)...)
 		size += rowSize
 	}
 	if err := o.exec(ctx, s, b, n); err != nil {
@@ -307,27 +314,6 @@ func Partition(ctx context.Context, s *gocql.Session, t *Table, rows any, opts .
 	}
 	res.Batches++
 	return res, nil
-}
-
-func (t *Table) partitionKeyBytes(vals []any) ([][]byte, error) {
-	out := make([][]byte, len(t.PartitionKey))
-	for i, c := range t.PartitionKey {
-		b, err := marshal(c.Type, vals[c.index])
-		if err != nil {
-			return nil, tableErr(ErrBadValue, t, c.Name, err.Error())
-		}
-		out[i] = b
-	}
-	return out, nil
-}
-
-func sameKey(a, b [][]byte) bool {
-	for i := range a {
-		if string(a[i]) != string(b[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // valuesSize estimates the bytes a row's values take on the wire.
@@ -348,10 +334,10 @@ func valuesSize(vals []any) int {
 }
 
 // refuseListReapply returns ErrListNotRepeatable when vals give a non-empty value to a
-// non-frozen list column (rowValues left empty ones UNSET).
-func (t *Table) refuseListReapply(vals []any, row int) error {
-	for _, c := range t.columns {
-		if c.Collection && c.Type.Type() == gocql.TypeList && vals[c.index] != absent {
+// non-frozen list column (Values left empty ones UNSET).
+func refuseListReapply(t *Table, vals []any, row int) error {
+	for i, c := range t.Columns() {
+		if c.Collection && c.Type.Type() == gocql.TypeList && vals[i] != gocql.UnsetValue {
 			e := tableErr(ErrListNotRepeatable, t, c.Name, "use frozen<list<…>> or set<…>, or overwrite without WithTimestamp")
 			e.Row = row
 			return e

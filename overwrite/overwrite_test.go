@@ -3,12 +3,15 @@ package overwrite
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gocql/gocql"
 
 	"github.com/cqlsafe/cqlsafe/retry"
+	"github.com/cqlsafe/cqlsafe/table"
 )
 
 func meta() *gocql.TableMetadata {
@@ -27,96 +30,19 @@ func meta() *gocql.TableMetadata {
 		PartitionKey: []*gocql.ColumnMetadata{cols["id"]}, ClusteringColumns: []*gocql.ColumnMetadata{cols["seq"]}}
 }
 
-func TestOverwriteStatementsQuoted(t *testing.T) {
-	tbl, err := fromMetadata(meta())
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `INSERT INTO "ks"."t" ("id", "seq", "tier", "Name", "age", "frozen", "tags") VALUES (?, ?, ?, ?, ?, ?, ?) USING TTL ? AND TIMESTAMP ?`
-	if tbl.insertCQL != want {
-		t.Fatalf("insert:\n got %s\nwant %s", tbl.insertCQL, want)
-	}
-	if tbl.deleteRowCQL != `DELETE FROM "ks"."t" USING TIMESTAMP ? WHERE "id" = ? AND "seq" = ?` {
-		t.Fatalf("row delete: %s", tbl.deleteRowCQL)
-	}
-	if tbl.deletePartitionCQL != `DELETE FROM "ks"."t" USING TIMESTAMP ? WHERE "id" = ?` {
-		t.Fatalf("partition delete: %s", tbl.deletePartitionCQL)
-	}
-	if c, _ := tbl.Column("tags"); !c.Collection {
-		t.Fatal("set<text> not marked as a non-frozen collection")
-	}
-	if c, _ := tbl.Column("frozen"); c.Collection {
-		t.Fatal("frozen<list<int>> marked as non-frozen")
-	}
-}
-
 func TestOverwriteCounterTableRejected(t *testing.T) {
 	m := meta()
 	m.Columns["hits"] = &gocql.ColumnMetadata{Name: "hits", Kind: gocql.ColumnRegular, Type: gocql.NewNativeType(0, gocql.TypeCounter, ""), Validator: "counter"}
-	if _, err := fromMetadata(m); !errors.Is(err, ErrCounterTable) {
-		t.Fatalf("err = %v", err)
-	}
-}
-
-type embedded struct {
-	Age int
-}
-
-type person struct {
-	embedded
-	ID   int      `db:"id"`
-	Seq  int      `db:"seq"`
-	Name *string  `db:"Name"`
-	Tier string   `db:"tier,omitempty"`
-	Tags []string `db:"tags"`
-	Skip string   `db:"-"`
-	//lint:ignore U1000 present to show unexported fields are not columns
-	hidden int
-}
-
-func TestOverwriteRowValues(t *testing.T) {
-	tbl, _ := fromMetadata(meta())
-	idx := func(name string) int { c, _ := tbl.Column(name); return c.index }
-	vals, err := tbl.rowValues(&person{ID: 1, Seq: 2, embedded: embedded{Age: 0}, Tags: []string{}}, -1, nil)
+	tbl, err := table.FromMetadata(m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if vals[idx("id")] != 1 || vals[idx("seq")] != 2 || vals[idx("age")] != 0 || vals[idx("tier")] != "" {
-		t.Fatalf("values %v", vals)
+	var e *Error
+	if _, err := refuseCounters(tbl); !errors.Is(err, ErrCounterTable) || !errors.As(err, &e) || e.Column != "hits" {
+		t.Fatalf("err = %v", err)
 	}
-	if vals[idx("Name")] != gocql.UnsetValue || vals[idx("tags")] != gocql.UnsetValue || vals[idx("frozen")] != gocql.UnsetValue {
-		t.Fatalf("nil pointer, empty non-frozen collection and missing field must be unset: %v", vals)
-	}
-	for _, tc := range []struct {
-		row  any
-		want error
-	}{
-		{map[string]any{"seq": 1}, ErrMissingKey},
-		{map[string]any{"id": 1}, ErrMissingKey},
-		{map[string]any{"id": 1, "seq": gocql.UnsetValue}, ErrMissingKey},
-		{map[string]any{"id": 1, "seq": 1, "name": "lower-case is another column"}, ErrUnknownColumn},
-		{map[string]any{"id": 1, "seq": 1, "age": "x"}, ErrBadValue},
-		{map[string]any{"id": "one", "seq": 1}, ErrBadValue},
-		{map[string]any{"id": 1, "seq": 1, "tags": 5}, ErrBadValue},
-		{[]int{1}, ErrNotARow},
-		{"row", ErrNotARow},
-		{(*person)(nil), ErrNotARow},
-		{nil, ErrNotARow},
-	} {
-		_, err := tbl.rowValues(tc.row, -1, nil)
-		var oe *Error
-		if !errors.Is(err, tc.want) || !errors.As(err, &oe) {
-			t.Errorf("rowValues(%#v) = %v, want %v", tc.row, err, tc.want)
-		}
-	}
-}
-
-func TestOverwriteSnakeCase(t *testing.T) {
-	for in, want := range map[string]string{"UserID": "user_id", "FirstName": "first_name", "ID": "id",
-		"HTTPServer": "http_server", "A": "a", "Größe": "größe", "Already_Snake": "already_snake"} {
-		if got := snakeCase(in); got != want {
-			t.Errorf("snakeCase(%q) = %q, want %q", in, got, want)
-		}
+	if _, err := refuseCounters(mustTable(t)); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -129,8 +55,95 @@ func TestOverwriteOptionsRejectBadValues(t *testing.T) {
 	if _, err := Row(context.TODO(), nil, nil, nil); !errors.Is(err, ErrUnknownTable) {
 		t.Fatalf("nil table: %v", err)
 	}
-	tbl, _ := fromMetadata(meta())
+	tbl := mustTable(t)
 	if _, err := Row(context.TODO(), nil, tbl, map[string]any{"id": 1, "seq": 1}, WithTTL(-5)); err == nil || !strings.Contains(err.Error(), "TTL") {
 		t.Fatalf("bad TTL: %v", err)
+	}
+}
+
+func mustTable(t *testing.T) *Table {
+	t.Helper()
+	tbl, err := table.FromMetadata(meta())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
+
+// TestOverwriteSentinelsAreTables: the key sentinels moved to package table; overwrite's
+// names are the same values, so errors.Is matches either, and *Error is *table.Error.
+func TestOverwriteSentinelsAreTables(t *testing.T) {
+	tbl := mustTable(t)
+	_, err := Row(context.TODO(), nil, tbl, map[string]any{"seq": 1})
+	var te *table.Error
+	if !errors.Is(err, ErrMissingKey) || !errors.Is(err, table.ErrMissingKey) || !errors.As(err, &te) || te.Column != "id" {
+		t.Fatalf("missing key: %v", err)
+	}
+	_, err = Partition(context.TODO(), nil, tbl, []map[string]any{{"id": 1, "seq": 1}, {"id": 1, "seq": 2, "age": "x"}})
+	if !errors.Is(err, table.ErrBadValue) || !errors.As(err, &te) || te.Row != 1 {
+		t.Fatalf("bad value in row 1: %v (row %d)", err, te.Row)
+	}
+	_, err = Partition(context.TODO(), nil, tbl, []map[string]any{{"id": 1, "seq": 1}, {"id": 2, "seq": 2}})
+	if !errors.Is(err, ErrMixedPartitions) || !errors.As(err, &te) || te.Row != 1 {
+		t.Fatalf("mixed partitions: %v", err)
+	}
+	// int and int32 marshal alike: one partition.
+	if _, err = Partition(context.TODO(), nil, tbl, []map[string]any{{"id": 1, "seq": 1}, {"id": int32(1), "seq": 2}}); err == nil || errors.Is(err, ErrMixedPartitions) {
+		t.Fatalf("same partition: %v", err)
+	}
+}
+
+func TestOverwriteListNotRepeatable(t *testing.T) {
+	m := meta()
+	intT := gocql.NewNativeType(0, gocql.TypeInt, "")
+	m.Columns["l"] = &gocql.ColumnMetadata{Name: "l", Kind: gocql.ColumnRegular,
+		Type: gocql.CollectionType{NativeType: gocql.NewNativeType(0, gocql.TypeList, ""), Elem: intT}, Validator: "list<int>"}
+	tbl, err := table.FromMetadata(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Row(context.TODO(), nil, tbl, map[string]any{"id": 1, "seq": 1, "l": []int{1}}, WithTimestamp(10))
+	if !errors.Is(err, ErrListNotRepeatable) {
+		t.Fatalf("non-empty list re-applied: %v", err)
+	}
+	// Empty or absent lists and frozen lists write no list elements: only the nil
+	// session stops these.
+	for _, row := range []map[string]any{{"id": 1, "seq": 1, "l": []int{}}, {"id": 1, "seq": 1, "frozen": []int{1}}} {
+		if _, err := Row(context.TODO(), nil, tbl, row, WithTimestamp(10)); err == nil || errors.Is(err, ErrListNotRepeatable) {
+			t.Fatalf("%v: %v", row, err)
+		}
+	}
+}
+
+func TestOverwriteDefaultPolicyPerTable(t *testing.T) {
+	a, b := mustTable(t), mustTable(t)
+	if first := defaultPolicy(a); defaultPolicy(a) != first {
+		t.Fatal("a table's default policy changed")
+	}
+	if defaultPolicy(a) == defaultPolicy(b) {
+		t.Fatal("two tables share a default policy")
+	}
+}
+
+// TestOverwriteDefaultPolicyDropsWithTable: the cache of default policies does not keep
+// a table alive (a table described again and again must not pile up).
+func TestOverwriteDefaultPolicyDropsWithTable(t *testing.T) {
+	count := func() int {
+		n := 0
+		policies.Range(func(_, _ any) bool { n++; return true })
+		return n
+	}
+	func() {
+		for range 10 {
+			defaultPolicy(mustTable(t))
+		}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for count() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d default policies outlive their tables", count())
+		}
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
 	}
 }

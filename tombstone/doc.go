@@ -49,7 +49,7 @@
 // marker is newer than all its cells (a key-only INSERT after the cells were written),
 // the row survives the delete with null columns.
 //
-// Delete records the columns of the *overwrite.Table it is given, and deletes the whole
+// Delete records the columns of the *table.Table it is given, and deletes the whole
 // row: describe the table again after adding a column.
 //
 // The tombstone table comes from the schema package's "tombstones" template.

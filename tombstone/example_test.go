@@ -8,7 +8,7 @@ import (
 
 	"github.com/gocql/gocql"
 
-	"github.com/cqlsafe/cqlsafe/overwrite"
+	"github.com/cqlsafe/cqlsafe/table"
 	"github.com/cqlsafe/cqlsafe/tombstone"
 )
 
@@ -18,7 +18,7 @@ func Example() {
 		return
 	}
 	ctx := context.Background()
-	accounts, _ := overwrite.Describe(ctx, session, "app", "accounts")
+	accounts, _ := table.Describe(ctx, session, "app", "accounts")
 	store, err := tombstone.New(ctx, session, "app", "tombstones")
 	if err != nil {
 		log.Fatal(err)

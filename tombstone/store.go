@@ -12,8 +12,8 @@ import (
 	"github.com/cqlsafe/cqlsafe/clientid"
 	"github.com/cqlsafe/cqlsafe/internal/cqltext"
 	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
-	"github.com/cqlsafe/cqlsafe/overwrite"
 	"github.com/cqlsafe/cqlsafe/retry"
+	"github.com/cqlsafe/cqlsafe/table"
 )
 
 // Sentinels. Bad input returns one before anything is written.
@@ -168,8 +168,8 @@ func WithHookAfterRead(f func()) Option { return func(c *config) error { c.after
 
 // New returns a Store using the tombstone table keyspace.table (from the schema
 // "tombstones" template). It checks the table exists (ErrNoTombstoneTable).
-func New(ctx context.Context, s *gocql.Session, keyspace, table string, opts ...Option) (*Store, error) {
-	for _, n := range []string{keyspace, table} {
+func New(ctx context.Context, s *gocql.Session, keyspace, name string, opts ...Option) (*Store, error) {
+	for _, n := range []string{keyspace, name} {
 		if err := cqltext.ValidName(n); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrInvalidName, err)
 		}
@@ -188,19 +188,19 @@ func New(ctx context.Context, s *gocql.Session, keyspace, table string, opts ...
 	}
 	km, err := s.KeyspaceMetadata(keyspace)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s.%s: %v", ErrNoTombstoneTable, keyspace, table, err)
+		return nil, fmt.Errorf("%w: %s.%s: %v", ErrNoTombstoneTable, keyspace, name, err)
 	}
-	tm, ok := km.Tables[table]
+	tm, ok := km.Tables[name]
 	if !ok {
-		return nil, fmt.Errorf("%w: %s.%s", ErrNoTombstoneTable, keyspace, table)
+		return nil, fmt.Errorf("%w: %s.%s", ErrNoTombstoneTable, keyspace, name)
 	}
 	for _, col := range []string{"table_name", "row_key", "delete_id", "command_id", "action", "deleted_at", "deleted_ts", "row_values", "writetimes"} {
 		if _, ok := tm.Columns[col]; !ok {
-			return nil, fmt.Errorf("%w: %s.%s has no column %s (create it from the schema \"tombstones\" template)", ErrNoTombstoneTable, keyspace, table, col)
+			return nil, fmt.Errorf("%w: %s.%s has no column %s (create it from the schema \"tombstones\" template)", ErrNoTombstoneTable, keyspace, name, col)
 		}
 	}
-	st := &Store{s: s, keyspace: keyspace, table: table, cfg: c}
-	q := cqltext.QuoteQualified(keyspace, table)
+	st := &Store{s: s, keyspace: keyspace, table: name, cfg: c}
+	q := cqltext.QuoteQualified(keyspace, name)
 	st.insertCQL = "INSERT INTO " + q + " (table_name, row_key, delete_id, command_id, action, deleted_at, deleted_ts, row_values, writetimes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) USING TTL ?"
 	st.listCQL = "SELECT delete_id, command_id, action, deleted_at, deleted_ts, row_values, writetimes, WRITETIME(command_id) FROM " + q + " WHERE table_name = ? AND row_key = ?"
 	st.cleanCQL = "DELETE FROM " + q + " USING TIMESTAMP ? WHERE table_name = ? AND row_key = ? AND delete_id = ?"
@@ -208,10 +208,10 @@ func New(ctx context.Context, s *gocql.Session, keyspace, table string, opts ...
 	return st, ctx.Err()
 }
 
-func tableName(t *overwrite.Table) string { return t.Keyspace + "." + t.Name }
+func tableName(t *table.Table) string { return t.Keyspace + "." + t.Name }
 
 // rowKeyOf validates key against t and returns its values and its encoding.
-func rowKeyOf(t *overwrite.Table, key any) ([]any, []byte, error) {
+func rowKeyOf(t *table.Table, key any) ([]any, []byte, error) {
 	if t == nil {
 		return nil, nil, errors.New("tombstone: nil table")
 	}
@@ -224,16 +224,6 @@ func rowKeyOf(t *overwrite.Table, key any) ([]any, []byte, error) {
 		return nil, nil, err
 	}
 	return keyVals, rowKey, nil
-}
-
-// keyWhere is `"k1" = ? AND "k2" = ?` over t's primary key.
-func keyWhere(t *overwrite.Table) string {
-	cols := t.KeyColumns()
-	where := make([]string, len(cols))
-	for i, c := range cols {
-		where[i] = cqltext.Quote(c.Name) + " = ?"
-	}
-	return strings.Join(where, " AND ")
 }
 
 // rowState is a row as read with WRITETIMEs and TTLs.
@@ -249,22 +239,17 @@ type rowState struct {
 // readRow reads the row's regular columns with their write times and TTLs at
 // consistency cons (0: the session's). Non-frozen collections use MAXWRITETIME and
 // per-element TTL() (Cassandra 5.0).
-func (st *Store) readRow(ctx context.Context, t *overwrite.Table, key []any, cons gocql.Consistency) (rowState, error) {
-	var sel []string
-	for _, c := range t.Regular {
-		fn := "WRITETIME"
-		if c.Collection {
-			fn = "MAXWRITETIME"
-		}
-		q := cqltext.Quote(c.Name)
-		sel = append(sel, q, fn+"("+q+")", "TTL("+q+")")
+func (st *Store) readRow(ctx context.Context, t *table.Table, key []any, cons gocql.Consistency) (rowState, error) {
+	cols := make([]string, len(t.Regular))
+	for i, c := range t.Regular {
+		cols[i] = c.Name
 	}
-	keyCols := t.KeyColumns()
-	if len(sel) == 0 {
-		sel = append(sel, cqltext.Quote(keyCols[0].Name))
+	// With no regular column the statement reads the first key column: the row exists
+	// or not.
+	q, err := t.SelectByKey(table.CellValue|table.CellWriteTime|table.CellTTL, cols...)
+	if err != nil {
+		return rowState{}, err
 	}
-	q := fmt.Sprintf("SELECT %s FROM %s WHERE %s", strings.Join(sel, ", "),
-		cqltext.QuoteQualified(t.Keyspace, t.Name), keyWhere(t))
 	rs := rowState{values: map[string]any{}, raw: map[string][]byte{}, writeTimes: map[string]int64{}, ttls: map[string]int{}}
 	dest := make([]any, 0, 3*len(t.Regular))
 	vals := make([]any, len(t.Regular))
@@ -285,9 +270,9 @@ func (st *Store) readRow(ctx context.Context, t *overwrite.Table, key []any, con
 		}
 	}
 	if len(t.Regular) == 0 {
-		k, err := cqlvalue.New(keyCols[0].Type)
+		k, err := cqlvalue.New(t.PartitionKey[0].Type)
 		if err != nil {
-			return rowState{}, fmt.Errorf("tombstone: column %s: %w", keyCols[0].Name, err)
+			return rowState{}, fmt.Errorf("tombstone: column %s: %w", t.PartitionKey[0].Name, err)
 		}
 		dest = append(dest, k)
 	}
@@ -295,7 +280,7 @@ func (st *Store) readRow(ctx context.Context, t *overwrite.Table, key []any, con
 	if cons != 0 {
 		qry = qry.Consistency(cons)
 	}
-	err := qry.Scan(dest...)
+	err = qry.Scan(dest...)
 	if errors.Is(err, gocql.ErrNotFound) {
 		return rs, nil
 	}
@@ -345,7 +330,7 @@ func cellTTL(ttl *int, elems []int) int {
 // The row is deleted at T, the newest WRITETIME read (Record.Timestamp): a write that
 // lands between the read and the delete survives iff its timestamp is above T. See the
 // package doc for why not per column.
-func (st *Store) Delete(ctx context.Context, t *overwrite.Table, key any, commandID string) (Record, error) {
+func (st *Store) Delete(ctx context.Context, t *table.Table, key any, commandID string) (Record, error) {
 	if commandID == "" {
 		return Record{}, ErrEmptyCommand
 	}
@@ -392,8 +377,7 @@ func (st *Store) Delete(ctx context.Context, t *overwrite.Table, key any, comman
 	b.Query(st.insertCQL, rec.Table, rowKey, rec.ID, commandID, ActionDelete, rec.At, ts, rs.raw, times, int(st.cfg.ttl/time.Second))
 	// One row deletion at T (a tombstone shadows cells with timestamps <= its own): the
 	// row marker has no readable timestamp, so only a deletion at T also removes it.
-	b.Query(fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE %s", cqltext.QuoteQualified(t.Keyspace, t.Name), keyWhere(t)),
-		append([]any{ts}, keyVals...)...)
+	b.Query(t.DeleteRow(), append([]any{ts}, keyVals...)...)
 	// The batch timestamp applies to the tombstone record only; the delete has its own.
 	if err := st.cfg.policy.ExecBatch(ctx, st.s, b, retry.AtTimestamp(st.cfg.policy.Clock().Next())); err != nil {
 		return rec, fmt.Errorf("tombstone: delete %s: %w", rec.Table, err)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -17,12 +16,12 @@ import (
 	"github.com/cqlsafe/cqlsafe/internal/cqltext"
 	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 	"github.com/cqlsafe/cqlsafe/internal/wait"
-	"github.com/cqlsafe/cqlsafe/overwrite"
 	"github.com/cqlsafe/cqlsafe/retry"
+	"github.com/cqlsafe/cqlsafe/table"
 )
 
 // List returns the row's tombstone records (deletes and undeletes), newest first.
-func (st *Store) List(ctx context.Context, t *overwrite.Table, key any) ([]Record, error) {
+func (st *Store) List(ctx context.Context, t *table.Table, key any) ([]Record, error) {
 	_, rowKey, err := rowKeyOf(t, key)
 	if err != nil {
 		return nil, err
@@ -30,7 +29,7 @@ func (st *Store) List(ctx context.Context, t *overwrite.Table, key any) ([]Recor
 	return st.list(ctx, t, rowKey)
 }
 
-func (st *Store) list(ctx context.Context, t *overwrite.Table, rowKey []byte) ([]Record, error) {
+func (st *Store) list(ctx context.Context, t *table.Table, rowKey []byte) ([]Record, error) {
 	iter := st.s.Query(st.listCQL, tableName(t), rowKey).WithContext(ctx).Iter()
 	var out []Record
 	for {
@@ -68,7 +67,7 @@ func splitTimes(times map[string]int64) (map[string]int64, map[string]time.Time)
 	return wts, exps
 }
 
-func decodeValues(t *overwrite.Table, raw map[string][]byte) (map[string]any, error) {
+func decodeValues(t *table.Table, raw map[string][]byte) (map[string]any, error) {
 	vals := make(map[string]any, len(raw))
 	for name, b := range raw {
 		c, ok := t.Column(name)
@@ -108,7 +107,7 @@ type Plan struct {
 
 // Plan shows what Undelete(ctx, t, key, commandID) would do — the values it would
 // restore and the row as it is now — so a person can decide before anything is applied.
-func (st *Store) Plan(ctx context.Context, t *overwrite.Table, key any, commandID string) (Plan, error) {
+func (st *Store) Plan(ctx context.Context, t *table.Table, key any, commandID string) (Plan, error) {
 	if commandID == "" {
 		return Plan{}, ErrEmptyCommand
 	}
@@ -199,7 +198,7 @@ func (noRetry) GetRetryType(error) gocql.RetryType { return gocql.Rethrow }
 //     restored and changed since), or ErrRestoreUnknown (the read failed too).
 //
 // Nothing is recorded unless the restore is known to be visible.
-func (st *Store) Undelete(ctx context.Context, t *overwrite.Table, key any, commandID string) (Record, error) {
+func (st *Store) Undelete(ctx context.Context, t *table.Table, key any, commandID string) (Record, error) {
 	p, err := st.Plan(ctx, t, key, commandID)
 	if err != nil {
 		return Record{}, err
@@ -211,7 +210,11 @@ func (st *Store) Undelete(ctx context.Context, t *overwrite.Table, key any, comm
 	if err != nil {
 		return Record{}, err
 	}
-	b := st.restoreBatch(t, keyVals, p).WithContext(ctx)
+	b, err := st.restoreBatch(t, keyVals, p)
+	if err != nil {
+		return p.Tombstone, err
+	}
+	b = b.WithContext(ctx)
 	sent := time.Now()
 	applied, _, err := st.s.MapExecuteBatchCAS(b, map[string]any{})
 	name := tableName(t)
@@ -247,7 +250,7 @@ func (st *Store) Undelete(ctx context.Context, t *overwrite.Table, key any, comm
 // carries the key and the cells with the longest TTL (so the row marker lives as long
 // as the longest-lived cell), an UPDATE per other TTL the rest. Every group binds its
 // TTL, 0 included: UNSET would give cells that had none the table's default TTL.
-func (st *Store) restoreBatch(t *overwrite.Table, keyVals []any, p Plan) *gocql.Batch {
+func (st *Store) restoreBatch(t *table.Table, keyVals []any, p Plan) (*gocql.Batch, error) {
 	groups := map[int][]string{} // TTL seconds (0: none) → columns
 	for name := range p.Restore {
 		ttl := int(p.RestoreTTL[name] / time.Second)
@@ -281,21 +284,24 @@ func (st *Store) restoreBatch(t *overwrite.Table, keyVals []any, p Plan) *gocql.
 	b.Query(fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) IF NOT EXISTS USING TTL ?", q,
 		strings.Join(cols, ", "), strings.Join(marks, ", ")), append(args, ttls[0])...)
 	for _, ttl := range ttls[1:] {
-		sets, args := []string{}, []any{ttl}
+		args := []any{ttl}
 		for _, name := range groups[ttl] {
-			sets, args = append(sets, cqltext.Quote(name)+" = ?"), append(args, p.Restore[name])
+			args = append(args, p.Restore[name])
 		}
-		b.Query(fmt.Sprintf("UPDATE %s USING TTL ? SET %s WHERE %s", q, strings.Join(sets, ", "), keyWhere(t)),
-			append(args, keyVals...)...)
+		upd, err := t.Update(table.UsingTTL, groups[ttl]...)
+		if err != nil {
+			return nil, err
+		}
+		b.Query(upd, append(args, keyVals...)...)
 	}
 	// Never re-sent (see noRetry); entries stay non-idempotent, so no speculative copies.
 	b.RetryPolicy(noRetry{})
-	return b
+	return b, nil
 }
 
 // verify checks, after the LWT said applied, that the restored row is visible: a delete
 // stamped after the Paxos ballot (the LWT's write timestamp) shadows it otherwise.
-func (st *Store) verify(ctx context.Context, t *overwrite.Table, keyVals []any, p Plan) error {
+func (st *Store) verify(ctx context.Context, t *table.Table, keyVals []any, p Plan) error {
 	name := tableName(t)
 	rs, err := st.readRow(ctx, t, keyVals, serial)
 	if err != nil {
@@ -311,7 +317,7 @@ func (st *Store) verify(ctx context.Context, t *overwrite.Table, keyVals []any, 
 }
 
 // settle decides a restore whose reply was lost: restored (nil) or a *RestoreError.
-func (st *Store) settle(ctx context.Context, t *overwrite.Table, keyVals []any, p Plan, sent time.Time, cause error) error {
+func (st *Store) settle(ctx context.Context, t *table.Table, keyVals []any, p Plan, sent time.Time, cause error) error {
 	name := tableName(t)
 	if err := wait.Sleep(ctx, time.Until(sent.Add(st.cfg.settle))); err != nil {
 		return &RestoreError{Table: name, Err: ErrRestoreUnknown, Detail: "reply lost, and no time left to settle it", Cause: cause}
@@ -325,7 +331,7 @@ func (st *Store) settle(ctx context.Context, t *overwrite.Table, keyVals []any, 
 		return &RestoreError{Table: name, Err: ErrNotRestored, Detail: "reply lost; a SERIAL read finds no row", Cause: cause}
 	}
 	for col, want := range p.Restore {
-		if got, ok := rs.values[col]; !ok || !reflect.DeepEqual(got, want) {
+		if got, ok := rs.values[col]; !ok || !cqlvalue.Equal(got, want) {
 			return &RestoreError{Table: name, Err: ErrRowExists,
 				Detail: fmt.Sprintf("reply lost; the row exists with %s other than restored", col), Cause: cause}
 		}
@@ -357,7 +363,7 @@ type Report struct {
 // timestamp: a record written meanwhile (a Delete that raced the clean-up, whatever its
 // clock) is left alone. It reads the whole tombstone table (paged): run it from an
 // operator tool, not a request path.
-func (st *Store) Reconcile(ctx context.Context, t *overwrite.Table, fix bool) (Report, error) {
+func (st *Store) Reconcile(ctx context.Context, t *table.Table, fix bool) (Report, error) {
 	var rep Report
 	if t == nil {
 		return rep, errors.New("tombstone: nil table")
@@ -389,7 +395,7 @@ func (st *Store) Reconcile(ctx context.Context, t *overwrite.Table, fix bool) (R
 		if len(recs) == 0 || recs[0].Action != ActionDelete {
 			continue
 		}
-		keyVals, err := decodeKey(t, rk)
+		keyVals, err := t.DecodeKey(rk)
 		if err != nil {
 			return rep, err
 		}
@@ -416,29 +422,4 @@ func (st *Store) Reconcile(ctx context.Context, t *overwrite.Table, fix bool) (R
 		}
 	}
 	return rep, nil
-}
-
-// decodeKey reverses Table.EncodeKey.
-func decodeKey(t *overwrite.Table, b []byte) ([]any, error) {
-	var out []any
-	for _, c := range t.KeyColumns() {
-		if len(b) < 4 {
-			return nil, fmt.Errorf("tombstone: corrupt row key")
-		}
-		n := int(b[0])<<24 | int(b[1])<<16 | int(b[2])<<8 | int(b[3])
-		b = b[4:]
-		if n > len(b) {
-			return nil, fmt.Errorf("tombstone: corrupt row key")
-		}
-		p, err := cqlvalue.New(c.Type)
-		if err != nil {
-			return nil, fmt.Errorf("tombstone: decode key %s: %w", c.Name, err)
-		}
-		if err := gocql.Unmarshal(c.Type, b[:n], p); err != nil {
-			return nil, fmt.Errorf("tombstone: decode key %s: %w", c.Name, err)
-		}
-		out = append(out, cqlvalue.Deref(p))
-		b = b[n:]
-	}
-	return out, nil
 }

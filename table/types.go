@@ -1,4 +1,4 @@
-package overwrite
+package table
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package overwrite
+package table
 
 import (
 	"fmt"
@@ -10,27 +10,31 @@ import (
 	"github.com/gocql/gocql"
 )
 
-// absent marks a column the row does not give (or gives as nil): after the overwrite it
-// is NULL — made so by the delete, never by binding NULL.
-var absent any = gocql.UnsetValue
-
-// rowValues turns a row (map[string]any, or a struct or pointer to one with `db` tags)
-// into one value per table column, in INSERT order, with absent columns set to
-// gocql.UnsetValue. It checks names, keys and value types; nothing is sent.
-func (t *Table) rowValues(row any, rowIndex int, dst []any) ([]any, error) {
-	dst = dst[:0]
-	for range t.columns {
-		dst = append(dst, absent)
-	}
-	bad := func(sentinel error, column, detail string) error {
-		e := tableErr(sentinel, t, column, detail)
-		e.Row = rowIndex
-		return e
+// Values turns a row into one value per column, in Columns order, ready to bind to
+// Insert. row is a map[string]any keyed by column name, or a struct (or pointer to one)
+// whose fields map to columns as in gocqlx: the `db` tag names the column (`db:"-"`
+// skips the field), an untagged exported field maps to its name in snake_case, embedded
+// structs contribute their fields.
+//
+// A column the row does not give, or gives as nil (a typed nil pointer, slice or map
+// included, or gocql.UnsetValue), or as an empty non-frozen collection, is
+// gocql.UnsetValue: binding it writes nothing, where NULL would write a tombstone (and
+// Cassandra stores an empty non-frozen collection as NULL). Zero values (0, false, "")
+// are real values and are kept. Every primary key column must be given (ErrMissingKey);
+// unknown columns (ErrUnknownColumn) and values that do not fit the column's type
+// (ErrBadValue) are errors. Nothing is sent.
+//
+// The slice has room for two more values (the TTL and timestamp Insert binds last).
+func (t *Table) Values(row any) ([]any, error) {
+	n := len(t.columns)
+	dst := make([]any, n, n+2)
+	for i := range dst {
+		dst[i] = gocql.UnsetValue
 	}
 	set := func(name string, v any) error {
 		i, ok := t.byName[name]
 		if !ok {
-			return bad(ErrUnknownColumn, name, "")
+			return errorFor(ErrUnknownColumn, t, name, "")
 		}
 		v = normalize(v)
 		if v == nil {
@@ -41,14 +45,14 @@ func (t *Table) rowValues(row any, rowIndex int, dst []any) ([]any, error) {
 			return nil // an empty non-frozen collection is NULL in Cassandra
 		}
 		if err := fits(c.Type, v); err != nil {
-			return bad(ErrBadValue, name, fmt.Sprintf("%T for %s: %v", v, c.CQLType, err))
+			return errorFor(ErrBadValue, t, name, fmt.Sprintf("%T for %s: %v", v, c.CQLType, err))
 		}
 		dst[i] = v
 		return nil
 	}
 	switch r := row.(type) {
 	case nil:
-		return nil, bad(ErrNotARow, "", "nil")
+		return nil, errorFor(ErrNotARow, t, "", "nil")
 	case map[string]any:
 		for name, v := range r {
 			if err := set(name, v); err != nil {
@@ -59,12 +63,12 @@ func (t *Table) rowValues(row any, rowIndex int, dst []any) ([]any, error) {
 		rv := reflect.ValueOf(row)
 		for rv.Kind() == reflect.Pointer {
 			if rv.IsNil() {
-				return nil, bad(ErrNotARow, "", "nil pointer")
+				return nil, errorFor(ErrNotARow, t, "", "nil pointer")
 			}
 			rv = rv.Elem()
 		}
 		if rv.Kind() != reflect.Struct {
-			return nil, bad(ErrNotARow, "", fmt.Sprintf("%T: want map[string]any or a struct with db tags", row))
+			return nil, errorFor(ErrNotARow, t, "", fmt.Sprintf("%T: want map[string]any or a struct with db tags", row))
 		}
 		for _, f := range fieldsOf(rv.Type()) {
 			fv, ok := fieldByIndex(rv, f.index)
@@ -76,20 +80,30 @@ func (t *Table) rowValues(row any, rowIndex int, dst []any) ([]any, error) {
 			}
 		}
 	}
-	for _, group := range [][]Column{t.PartitionKey, t.Clustering} {
-		for _, c := range group {
-			if dst[c.index] == absent {
-				return nil, bad(ErrMissingKey, c.Name, "")
-			}
+	for i := range t.keyLen() {
+		if dst[i] == gocql.UnsetValue {
+			return nil, errorFor(ErrMissingKey, t, t.columns[i].Name, "")
 		}
 	}
 	return dst, nil
 }
 
+// KeyValues extracts and validates the primary key of row (a map or struct, as Values
+// takes it): partition key then clustering columns, in key order. Other columns the row
+// gives are checked (known, right type) but not returned. Missing or nil key columns
+// are ErrMissingKey.
+func (t *Table) KeyValues(row any) ([]any, error) {
+	vals, err := t.Values(row)
+	if err != nil {
+		return nil, err
+	}
+	return vals[:t.keyLen():t.keyLen()], nil
+}
+
 // normalize maps "no value" forms to nil: nil, gocql.UnsetValue, nil pointers, nil
 // slices and maps. Other values pass unchanged.
 func normalize(v any) any {
-	if v == nil || v == absent {
+	if v == nil || v == gocql.UnsetValue {
 		return nil
 	}
 	rv := reflect.ValueOf(v)
@@ -116,7 +130,9 @@ type fieldPlan struct {
 	index  []int
 }
 
-var fieldCache sync.Map // reflect.Type → []fieldPlan
+// fieldCache is a cache of immutable, derived data (a struct type's column plan), not
+// settings: reflect.Type → []fieldPlan.
+var fieldCache sync.Map
 
 // fieldsOf lists a struct's columns the gocqlx way: the `db` tag names the column
 // (`db:"-"` skips the field), an untagged exported field maps to its name in

@@ -1,0 +1,26 @@
+// Package table describes Cassandra tables and derives from one description what every
+// other cqlsafe package needs: a row's values, its primary key and the key's byte
+// encoding, and the CQL statements that write, read, delete and scan the table.
+//
+// Describe (or DescribeGocqlx, or FromMetadata) reads a table once; the *Table is
+// immutable and safe to share. From it:
+//
+//   - Values turns a row — a map[string]any, or a struct with gocqlx `db` tags — into
+//     one value per column in Columns order. Absent and nil values (typed nil pointers
+//     included) and empty non-frozen collections are gocql.UnsetValue, never NULL:
+//     UNSET writes nothing, NULL writes a tombstone. Zero values (0, false, "") are
+//     written. KeyValues takes just the primary key.
+//   - EncodeKey and DecodeKey turn a primary key into a deterministic byte string and
+//     back (tombstone records the keys of deleted rows this way).
+//   - The builders — Insert, Update, DeleteRow, DeletePartition, SelectByKey,
+//     ScanRange, CountRange — return CQL text in which every identifier is quoted and
+//     every value is a bind marker; their docs list what each binds, in order. A
+//     write's TTL and timestamp are bound too: bind gocql.UnsetValue for no TTL, so the
+//     table's default_time_to_live applies (an explicit 0 would override it).
+//
+// Bad input — an invalid name, an unknown column, a missing key, a value of the wrong
+// type — is an *Error matching one of the sentinels, returned before anything is sent.
+//
+// The packages that write (overwrite, tombstone, keymigrate) take a *Table;
+// overwrite.Describe is Describe that also refuses counter tables.
+package table

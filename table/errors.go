@@ -1,0 +1,60 @@
+package table
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinels, matched with errors.Is. Every error this package returns for bad input
+// wraps one of them in an *Error; it is returned before anything is sent to Cassandra.
+var (
+	ErrInvalidName      = errors.New("table: invalid keyspace or table name")
+	ErrUnknownTable     = errors.New("table: unknown table")
+	ErrNotARow          = errors.New("table: not a row")
+	ErrUnknownColumn    = errors.New("table: unknown column")
+	ErrMissingKey       = errors.New("table: missing or null primary key column")
+	ErrBadValue         = errors.New("table: value does not fit the column type")
+	ErrMetadataMismatch = errors.New("table: gocqlx metadata does not match the table")
+)
+
+// Error is the typed error behind every sentinel: which table, row and column, and why.
+// Packages built on this one (overwrite) wrap their own sentinels in it too.
+type Error struct {
+	Err      error // the sentinel
+	Keyspace string
+	Table    string
+	Column   string // empty when not about one column
+	// Row is the row's index among several given at once (overwrite.Partition sets
+	// it); -1 otherwise.
+	Row    int
+	Detail string
+}
+
+func (e *Error) Error() string {
+	msg := e.Err.Error()
+	if e.Table != "" {
+		msg += fmt.Sprintf(": table %s.%s", e.Keyspace, e.Table)
+	}
+	if e.Row >= 0 {
+		msg += fmt.Sprintf(" row %d", e.Row)
+	}
+	if e.Column != "" {
+		msg += fmt.Sprintf(" column %q", e.Column)
+	}
+	if e.Detail != "" {
+		msg += ": " + e.Detail
+	}
+	return msg
+}
+
+// Unwrap returns the sentinel, so errors.Is matches it.
+func (e *Error) Unwrap() error { return e.Err }
+
+// errorFor returns an *Error about t (nil: no table) for sentinel, with Row -1.
+func errorFor(sentinel error, t *Table, column, detail string) *Error {
+	e := &Error{Err: sentinel, Column: column, Row: -1, Detail: detail}
+	if t != nil {
+		e.Keyspace, e.Table = t.Keyspace, t.Name
+	}
+	return e
+}

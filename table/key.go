@@ -1,0 +1,164 @@
+package table
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
+)
+
+// EncodeKey encodes primary key values (as KeyValues returns them: partition key then
+// clustering columns) into a deterministic byte string: each value marshalled for its
+// column's type (gocql's native protocol encoding), prefixed with its length as 4 bytes
+// big-endian. DecodeKey reverses it. A wrong number of values or an absent one is
+// ErrMissingKey; a value that does not fit its column is ErrBadValue.
+func (t *Table) EncodeKey(key []any) ([]byte, error) {
+	return t.encode(t.columns[:t.keyLen()], key)
+}
+
+// EncodePartitionKey is EncodeKey of the partition key alone: rows with equal
+// encodings are in the same partition.
+func (t *Table) EncodePartitionKey(key []any) ([]byte, error) {
+	return t.encode(t.PartitionKey, key)
+}
+
+func (t *Table) encode(cols []Column, key []any) ([]byte, error) {
+	if len(key) != len(cols) {
+		return nil, errorFor(ErrMissingKey, t, "", fmt.Sprintf("%d key values for %d key columns", len(key), len(cols)))
+	}
+	var out []byte
+	for i, c := range cols {
+		if absentKey(key[i]) {
+			return nil, errorFor(ErrMissingKey, t, c.Name, "")
+		}
+		b, err := marshal(c.Type, key[i])
+		if err != nil {
+			return nil, errorFor(ErrBadValue, t, c.Name, err.Error())
+		}
+		out = binary.BigEndian.AppendUint32(out, uint32(len(b)))
+		out = append(out, b...)
+	}
+	return out, nil
+}
+
+// DecodeKey decodes what EncodeKey encoded: one value per primary key column, in key
+// order, each of the Go type gocql scans the column's type into (int for int, string
+// for text, …). Bytes that are not such an encoding — truncated, with trailing bytes,
+// or a value that does not decode as its column's type — are ErrBadValue.
+func (t *Table) DecodeKey(b []byte) ([]any, error) {
+	cols := t.columns[:t.keyLen()]
+	out := make([]any, 0, len(cols))
+	for _, c := range cols {
+		if len(b) < 4 {
+			return nil, errorFor(ErrBadValue, t, c.Name, "corrupt key: truncated length")
+		}
+		n := binary.BigEndian.Uint32(b)
+		b = b[4:]
+		if uint64(n) > uint64(len(b)) {
+			return nil, errorFor(ErrBadValue, t, c.Name, fmt.Sprintf("corrupt key: length %d, %d bytes left", n, len(b)))
+		}
+		v, err := unmarshal(c.Type, b[:n])
+		if err != nil {
+			return nil, errorFor(ErrBadValue, t, c.Name, "corrupt key: "+err.Error())
+		}
+		out = append(out, v)
+		b = b[n:]
+	}
+	if len(b) > 0 {
+		return nil, errorFor(ErrBadValue, t, "", fmt.Sprintf("corrupt key: %d bytes after the last column", len(b)))
+	}
+	return out, nil
+}
+
+// unmarshal decodes b as ti into the Go type gocql scans ti into, turning a panic
+// inside gocql into an error.
+func unmarshal(ti gocql.TypeInfo, b []byte) (v any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("gocql cannot unmarshal %s: %v", ti, r)
+		}
+	}()
+	if err := plausible(ti, b); err != nil {
+		return nil, err
+	}
+	p, err := cqlvalue.New(ti)
+	if err != nil {
+		return nil, err
+	}
+	if err := gocql.Unmarshal(ti, b, p); err != nil {
+		return nil, err
+	}
+	return cqlvalue.Deref(p), nil
+}
+
+// plausible checks that every collection count in b (ti's encoding) fits the bytes
+// that follow it. gocql allocates a collection by its count before reading the
+// elements: a corrupt count would otherwise allocate gigabytes.
+func plausible(ti gocql.TypeInfo, b []byte) error {
+	elem := func(i int) gocql.TypeInfo { return nil }
+	n := 0
+	switch t := ti.(type) {
+	case gocql.CollectionType:
+		if len(b) == 0 {
+			return nil
+		}
+		if len(b) < 4 {
+			return errors.New("collection: truncated count")
+		}
+		count := int32(binary.BigEndian.Uint32(b))
+		b = b[4:]
+		per := 1
+		if t.Type() == gocql.TypeMap {
+			per = 2
+		}
+		// Every element (key and value of a map entry) takes at least its 4-byte length.
+		if count < 0 || int64(count)*int64(per)*4 > int64(len(b)) {
+			return fmt.Errorf("collection: %d elements in %d bytes", count, len(b))
+		}
+		n = int(count) * per
+		elem = func(i int) gocql.TypeInfo {
+			if per == 2 && i%2 == 0 {
+				return t.Key
+			}
+			return t.Elem
+		}
+	case gocql.TupleTypeInfo:
+		n = len(t.Elems)
+		elem = func(i int) gocql.TypeInfo { return t.Elems[i] }
+	case gocql.UDTTypeInfo:
+		n = len(t.Elements)
+		elem = func(i int) gocql.TypeInfo { return t.Elements[i].Type }
+	}
+	for i := 0; i < n && len(b) > 0; i++ {
+		if len(b) < 4 {
+			return errors.New("truncated element length")
+		}
+		l := int32(binary.BigEndian.Uint32(b))
+		b = b[4:]
+		if l < 0 {
+			continue // null
+		}
+		if int64(l) > int64(len(b)) {
+			return fmt.Errorf("element of %d bytes in %d", l, len(b))
+		}
+		if err := plausible(elem(i), b[:l]); err != nil {
+			return err
+		}
+		b = b[l:]
+	}
+	return nil
+}
+
+// absentKey reports nil, UNSET and nil pointers: no key value (gocql would encode them
+// as NULL). A nil []byte is an empty blob, as gocql scans one.
+func absentKey(v any) bool {
+	if v == nil || v == gocql.UnsetValue {
+		return true
+	}
+	rv := reflect.ValueOf(v)
+	return (rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface) && rv.IsNil()
+}
