@@ -34,8 +34,8 @@ func envUint(t *testing.T, name string, def uint64) uint64 {
 
 // stats counts outcomes per statement kind.
 type stats struct {
-	cases, rejected, errors, equal, repeatable, equalRepeatable, unsound int
-	interleaveOnly                                                       int // differ only around the other writer
+	cases, rejected, errors, equal, repeatable, equalRepeatable, unsound, known int
+	interleaveOnly                                                              int // differ only around the other writer
 }
 
 type failure struct {
@@ -84,7 +84,7 @@ func TestOracleStatements(t *testing.T) {
 	var failures []failure
 	notRepeatableWhy := map[string]int{}
 	whySamples := map[string][]string{}
-	var errSamples, rejectSamples []string
+	var errSamples, rejectSamples, knownSamples []string
 
 	one := func(idx int) {
 		c := genCase(seed, idx, tables, base)
@@ -93,8 +93,13 @@ func TestOracleStatements(t *testing.T) {
 		rep, reasons := decide(s, ks, text, values)
 		v := r.judge(ctx, c, c.st, true, 0)
 		var report, sig string
-		if rep && v.diff != "" {
+		if rep && v.diff != "" && v.known == "" {
 			report, sig = r.minimize(ctx, c, seed, v)
+		}
+		if rep && v.known != "" {
+			mu.Lock()
+			knownSamples = append(knownSamples, fmt.Sprintf("case %d: %s (%s)", idx, v.known, v.diff))
+			mu.Unlock()
 		}
 		if only >= 0 {
 			t.Logf("case %d [%s] repeatable=%v %v\n%s\nverdict: rejected=%v err=%v diff=%q", idx, c.st.kind, rep, reasons, r.repro(c, c.st, true, seed), v.rejected, v.err, v.diff)
@@ -126,8 +131,11 @@ func TestOracleStatements(t *testing.T) {
 					if v.interleave {
 						st.interleaveOnly++
 					}
-					if rep {
+					if rep && v.known == "" {
 						st.unsound++
+					}
+					if rep && v.known != "" {
+						st.known++
 					}
 				}
 			}
@@ -185,7 +193,7 @@ func TestOracleStatements(t *testing.T) {
 	sort.Strings(kinds)
 	var b strings.Builder
 	fmt.Fprintf(&b, "seed %d, %d cases, %d workers, %v (%.0f cases/s)\n", seed, total.cases, workers, elapsed.Round(time.Second), float64(total.cases)/elapsed.Seconds())
-	fmt.Fprintf(&b, "%-26s %6s %8s %6s %6s %10s %10s %8s %9s\n", "kind", "cases", "rejected", "errors", "equal", "interleave", "repeatable", "unsound", "precision")
+	fmt.Fprintf(&b, "%-26s %6s %8s %6s %6s %10s %10s %8s %6s %9s\n", "kind", "cases", "rejected", "errors", "equal", "interleave", "repeatable", "unsound", "known", "precision")
 	for _, k := range append(kinds, "TOTAL") {
 		st := perKind[k]
 		if k == "TOTAL" {
@@ -195,7 +203,7 @@ func TestOracleStatements(t *testing.T) {
 		if st.equal > 0 {
 			prec = fmt.Sprintf("%.1f%%", 100*float64(st.equalRepeatable)/float64(st.equal))
 		}
-		fmt.Fprintf(&b, "%-26s %6d %8d %6d %6d %10d %10d %8d %9s\n", k, st.cases, st.rejected, st.errors, st.equal, st.interleaveOnly, st.repeatable, st.unsound, prec)
+		fmt.Fprintf(&b, "%-26s %6d %8d %6d %6d %10d %10d %8d %6d %9s\n", k, st.cases, st.rejected, st.errors, st.equal, st.interleaveOnly, st.repeatable, st.unsound, st.known, prec)
 	}
 	if len(notRepeatableWhy) > 0 {
 		b.WriteString("equal once and repeated, yet judged not repeatable (lost precision), by first reason:\n")
@@ -257,6 +265,9 @@ func TestOracleStatements(t *testing.T) {
 	}
 	for _, f := range failures {
 		t.Errorf("soundness failure:\n%s", f.report)
+	}
+	for _, k := range knownSamples {
+		t.Logf("known limit, not counted as a soundness failure: %s", k)
 	}
 }
 

@@ -83,8 +83,6 @@ func (t *ctype) multiCell() bool {
 	return !t.frozen && (t.kind == kList || t.kind == kSet || t.kind == kMap || t.kind == kUDT)
 }
 
-func (t *ctype) isCollection() bool { return t.kind == kList || t.kind == kSet || t.kind == kMap }
-
 // udtDef is a user-defined type of the run.
 type udtDef struct {
 	t *ctype // kUDT, frozen=false
