@@ -25,27 +25,63 @@ import (
 //
 //	read timeout                                             retry (reads are idempotent)
 //	counter write timeout, LWT, fatal, context done          never
-func (p *Policy) decide(ctx context.Context, err error, idempotent, pinned bool, attempts int) (bool, string) {
-	class := ClassifyError(err)
+func (p *Policy) decide(ctx context.Context, err error, idempotent, pinned bool, attempts int) (bool, Reason) {
 	switch {
 	case err == nil:
-		return false, "no error"
+		return false, ReasonNoError
 	case ctx != nil && ctx.Err() != nil:
-		return false, "context done"
-	case !class.Retryable():
-		return false, "error class " + class.String() + " is not retryable"
+		return false, ReasonContextDone
+	case !ClassifyError(err).Retryable():
+		return false, ReasonNotRetryable
 	case attempts >= p.cfg.maxAttempts:
-		return false, "attempts exhausted"
+		return false, ReasonAttemptsExhausted
 	case nothingApplied(err):
 		return true, ""
 	case batchLogged(err):
-		return false, "logged batch is in the batch log: it will be applied, re-sending could apply it twice"
+		return false, ReasonBatchLogged
 	case !idempotent:
-		return false, "not idempotent"
+		return false, ReasonNotIdempotent
 	case !pinned:
-		return false, "write timestamp not pinned (run writes through Policy.Exec or Policy.ExecBatch)"
+		return false, ReasonNotPinned
 	}
 	return true, ""
+}
+
+// Reason says why an attempt was not retried (Event.Reason): a small fixed set, for
+// metrics and branching; Event.Why says it in a sentence.
+type Reason string
+
+// Reasons a failed attempt is not retried.
+const (
+	ReasonNoError           Reason = "no_error"
+	ReasonContextDone       Reason = "context_done"
+	ReasonNotRetryable      Reason = "not_retryable"      // the error class is never retried
+	ReasonAttemptsExhausted Reason = "attempts_exhausted" // WithMaxAttempts
+	ReasonBatchLogged       Reason = "batch_logged"       // in the batch log: will be applied
+	ReasonNotIdempotent     Reason = "not_idempotent"     // may have applied, and a repeat would differ
+	ReasonNotPinned         Reason = "not_pinned"         // a write whose timestamp the Policy did not pin
+	ReasonNotAStep          Reason = "not_a_step"         // Do: the error did not come from an Exec step
+)
+
+// why renders a reason as the sentence Event.Why and the logs carry.
+func why(r Reason, err error) string {
+	switch r {
+	case ReasonNotRetryable:
+		return "error class " + ClassifyError(err).String() + " is not retryable"
+	case ReasonAttemptsExhausted:
+		return "attempts exhausted"
+	case ReasonBatchLogged:
+		return "logged batch is in the batch log: it will be applied, re-sending could apply it twice"
+	case ReasonNotIdempotent:
+		return "not idempotent"
+	case ReasonNotPinned:
+		return "write timestamp not pinned (run writes through Policy.Exec or Policy.ExecBatch)"
+	case ReasonContextDone:
+		return "context done"
+	case ReasonNotAStep:
+		return "the error did not come from an Exec step"
+	}
+	return string(r)
 }
 
 // nothingApplied reports errors after which Cassandra guarantees the write was not

@@ -74,12 +74,14 @@ func Do(ctx context.Context, fn func(ctx context.Context) error, opts ...Option)
 		ev := Event{Attempt: attempt, Err: err, Class: ClassifyError(err), Statement: "Do",
 			Idempotent: failed != nil && failed.idempotent}
 		if failed == nil {
-			ev.Why = "the error did not come from an Exec step"
+			ev.Reason = ReasonNotAStep
 		} else {
-			ev.Retrying, ev.Why = p.decide(ctx, err, failed.idempotent, true, attempt)
+			ev.Retrying, ev.Reason = p.decide(ctx, err, failed.idempotent, true, attempt)
 		}
 		if ev.Retrying {
 			ev.Delay = p.delay(attempt)
+		} else {
+			ev.Why = why(ev.Reason, err)
 		}
 		p.report(ev)
 		tr.Attempt(ev)

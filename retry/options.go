@@ -156,5 +156,7 @@ type Event struct {
 	Delay      time.Duration // wait before the next attempt, when Retrying
 	Idempotent bool
 	Statement  string // statement text only, never values; "BATCH(n)" for batches
-	Why        string // when not retrying: why not
+	Why        string // when not retrying: why not, in a sentence
+	Reason     Reason // when not retrying: why not, one of the Reason constants
+	NextHost   bool   // when retrying: on the next host (else the same one)
 }

@@ -44,17 +44,20 @@ func (e execPolicy) GetRetryType(err error) gocql.RetryType {
 	st.mu.Lock()
 	attempts, v := st.attempts, st.verdict
 	st.mu.Unlock()
-	retry, why := e.p.decide(st.ctx, err, v.Idempotent, true, attempts)
+	retry, reason := e.p.decide(st.ctx, err, v.Idempotent, true, attempts)
 	ev := Event{Attempt: attempts, Err: err, Class: ClassifyError(err), Idempotent: v.Idempotent,
-		Statement: st.statement, Retrying: retry, Why: why}
+		Statement: st.statement, Retrying: retry}
 	if retry {
 		ev.Delay = e.p.delay(attempts)
+		ev.NextHost = e.p.retryType(err) == gocql.RetryNextHost
+	} else {
+		ev.Reason, ev.Why = reason, why(reason, err)
 	}
 	e.p.report(ev)
 	st.trace.Attempt(ev)
 	if !retry {
 		st.mu.Lock()
-		st.lastWhy = why
+		st.lastWhy = ev.Why
 		st.mu.Unlock()
 		return gocql.Rethrow
 	}

@@ -120,16 +120,19 @@ func (p *Policy) Attempt(q gocql.RetryableQuery) bool {
 	ev := Event{Attempt: attempts, Idempotent: v.Idempotent && !v.Writes, Statement: stmt}
 	switch {
 	case v.Writes:
-		ev.Why = "write timestamp not pinned (run writes through Policy.Exec or Policy.ExecBatch)"
+		ev.Reason = ReasonNotPinned
 	case !v.Idempotent:
-		ev.Why = "not idempotent"
+		ev.Reason = ReasonNotIdempotent
 	case attempts >= p.cfg.maxAttempts:
-		ev.Why = "attempts exhausted"
+		ev.Reason = ReasonAttemptsExhausted
 	case ctx != nil && ctx.Err() != nil:
-		ev.Why = "context done"
+		ev.Reason = ReasonContextDone
 	default:
 		ev.Retrying = true
 		ev.Delay = p.delay(attempts)
+	}
+	if !ev.Retrying {
+		ev.Why = why(ev.Reason, nil)
 	}
 	p.report(ev)
 	if !ev.Retrying {

@@ -1,0 +1,159 @@
+package cqlsafeotel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/cqlsafe/cqlsafe/retry"
+)
+
+// ScopeName is the instrumentation scope of the tracer and meter.
+const ScopeName = "github.com/cqlsafe/cqlsafe/otel"
+
+// ErrInvalidOption is the errors.Is target of every option New rejects.
+var ErrInvalidOption = errors.New("cqlsafeotel: invalid option")
+
+// Option configures New. An invalid value is rejected, never replaced by a default.
+type Option func(*config) error
+
+type config struct {
+	tracerProvider trace.TracerProvider
+	meterProvider  metric.MeterProvider
+	queryText      bool
+}
+
+// defaults are documented on New.
+func defaults() config {
+	return config{
+		tracerProvider: otel.GetTracerProvider(),
+		meterProvider:  otel.GetMeterProvider(),
+	}
+}
+
+// WithTracerProvider sets where spans go (default: the global provider, otel.GetTracerProvider).
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(c *config) error {
+		if tp == nil {
+			return fmt.Errorf("%w: nil tracer provider", ErrInvalidOption)
+		}
+		c.tracerProvider = tp
+		return nil
+	}
+}
+
+// WithMeterProvider sets where metrics go (default: the global provider, otel.GetMeterProvider).
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(c *config) error {
+		if mp == nil {
+			return fmt.Errorf("%w: nil meter provider", ErrInvalidOption)
+		}
+		c.meterProvider = mp
+		return nil
+	}
+}
+
+// WithQueryText records the CQL text as db.query.text (default off). Bound values are
+// never recorded; text with literals spliced in would carry them, which is why it is
+// off unless asked for.
+func WithQueryText(on bool) Option {
+	return func(c *config) error { c.queryText = on; return nil }
+}
+
+// Instrumentation turns retry's executions into spans and metrics. It implements
+// retry.Tracer: give it to retry.WithTracer. It is safe for concurrent use; a nil
+// *Instrumentation records nothing.
+type Instrumentation struct {
+	tracer    trace.Tracer
+	queryText bool
+	spanKind  trace.SpanStartOption // built once: options box their values
+	sets      measureSets
+	hosts     hostAttrs
+
+	attempts       metric.Int64Counter
+	retries        metric.Int64Counter
+	refusals       metric.Int64Counter
+	outcomeUnknown metric.Int64Counter
+	duration       metric.Float64Histogram
+}
+
+var _ retry.Tracer = (*Instrumentation)(nil)
+
+// New builds an Instrumentation. Defaults: the global tracer and meter providers
+// (otel.GetTracerProvider, otel.GetMeterProvider), no db.query.text.
+func New(opts ...Option) (*Instrumentation, error) {
+	c := defaults()
+	for _, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("%w: nil option", ErrInvalidOption)
+		}
+		if err := o(&c); err != nil {
+			return nil, err
+		}
+	}
+	in := &Instrumentation{
+		tracer:    c.tracerProvider.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
+		queryText: c.queryText,
+		spanKind:  trace.WithSpanKind(trace.SpanKindClient),
+	}
+	m := c.meterProvider.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))
+	var errs []error
+	counter := func(name, unit, desc string) metric.Int64Counter {
+		ctr, err := m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		errs = append(errs, err)
+		return ctr
+	}
+	in.attempts = counter("cqlsafe.attempts", "{attempt}", "Attempts sent to Cassandra by logical executions.")
+	in.retries = counter("cqlsafe.retries", "{attempt}", "Failed attempts that were sent again.")
+	in.refusals = counter("cqlsafe.refusals", "{attempt}", "Failed attempts that were not retried, by reason.")
+	in.outcomeUnknown = counter("cqlsafe.outcome_unknown", "{execution}", "Writes that may or may not have applied.")
+	var err error
+	in.duration, err = m.Float64Histogram("cqlsafe.operation.duration", metric.WithUnit("s"),
+		metric.WithDescription("Duration of logical executions, retries and backoff included."),
+		// The boundaries the database semantic conventions recommend for operation durations.
+		metric.WithExplicitBucketBoundaries(0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10))
+	errs = append(errs, err)
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("cqlsafeotel: create instruments: %w", err)
+	}
+	return in, nil
+}
+
+// Begin opens the span of one logical execution (retry.Tracer). The context it returns
+// carries the span, so gocql's observers (QueryObserver, BatchObserver) and spans the
+// caller starts below it find it.
+func (in *Instrumentation) Begin(ctx context.Context, x retry.Execution) (context.Context, retry.Trace) {
+	if in == nil {
+		return ctx, nil
+	}
+	op := operationName(x.Statement, x.Batch)
+	attrs := make([]attribute.KeyValue, 0, 8)
+	attrs = append(attrs, semconv.DBSystemNameCassandra, attrIdempotent.Bool(x.Idempotent))
+	if x.Keyspace != "" {
+		attrs = append(attrs, semconv.DBNamespace(x.Keyspace))
+	}
+	if op != "" {
+		attrs = append(attrs, semconv.DBOperationName(op))
+	}
+	if x.Timestamp != 0 {
+		attrs = append(attrs, attrTimestamp.Int64(x.Timestamp))
+	}
+	if !x.Idempotent && len(x.Reasons) > 0 {
+		// The verdict's reasons name statement features ("counter update"), never values.
+		attrs = append(attrs, attrReasons.StringSlice(x.Reasons))
+	}
+	if in.queryText && x.Statement != "" {
+		attrs = append(attrs, semconv.DBQueryText(x.Statement))
+	}
+	ctx, span := in.tracer.Start(ctx, x.Operation, in.spanKind, trace.WithAttributes(attrs...))
+	t := &opTrace{Context: ctx, in: in, span: span, recording: span.IsRecording(), start: time.Now(),
+		operation: x.Operation, keyspace: x.Keyspace, dbOp: op, statement: x.Statement, batch: x.Batch}
+	return t, t
+}

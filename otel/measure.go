@@ -1,0 +1,59 @@
+package cqlsafeotel
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+
+	"github.com/cqlsafe/cqlsafe/retry"
+)
+
+// measureKey is what a measurement's attributes are made of.
+type measureKey struct {
+	operation, keyspace, dbOp, class string
+	extra                            attribute.Key // cqlsafe.decision or cqlsafe.refusal.reason, or none
+	value                            string
+}
+
+// maxMeasureSets bounds the cache: past it (operation names or keyspaces without end)
+// sets are built per measurement, as the SDK's own cardinality limit takes over.
+const maxMeasureSets = 1024
+
+// measureSets caches the attribute sets of measurements: building a set sorts and
+// copies its attributes, which would cost more than the measurement itself on every
+// execution. The key space is the metrics' cardinality, small by design.
+type measureSets struct {
+	m sync.Map // measureKey → metric.MeasurementOption
+	n atomic.Int64
+}
+
+func (c *measureSets) get(k measureKey) metric.MeasurementOption {
+	if o, ok := c.m.Load(k); ok {
+		return o.(metric.MeasurementOption)
+	}
+	attrs := make([]attribute.KeyValue, 0, 6)
+	attrs = append(attrs, attrOperation.String(k.operation), semconv.DBSystemNameCassandra)
+	if k.keyspace != "" {
+		attrs = append(attrs, semconv.DBNamespace(k.keyspace))
+	}
+	if k.dbOp != "" {
+		attrs = append(attrs, semconv.DBOperationName(k.dbOp))
+	}
+	// The semantic conventions set error.type only on failures.
+	if k.class != retry.ClassNone.String() {
+		attrs = append(attrs, semconv.ErrorTypeKey.String(k.class))
+	}
+	if k.extra != "" {
+		attrs = append(attrs, k.extra.String(k.value))
+	}
+	o := metric.WithAttributeSet(attribute.NewSet(attrs...))
+	if c.n.Load() < maxMeasureSets {
+		if _, loaded := c.m.LoadOrStore(k, o); !loaded {
+			c.n.Add(1)
+		}
+	}
+	return o
+}

@@ -1,0 +1,307 @@
+package cqlsafeotel_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gocql/gocql"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/cqlsafe/cqlsafe/integration/faultproxy"
+	"github.com/cqlsafe/cqlsafe/integration/harness"
+	cqlsafeotel "github.com/cqlsafe/cqlsafe/otel"
+	"github.com/cqlsafe/cqlsafe/retry"
+)
+
+// TestOtelDroppedResponseOneSpanTwoAttempts: the response to an INSERT is dropped after
+// Cassandra applied it, the Policy retries it. One span covers the logical write, with
+// two attempt events (the first a client timeout retried after a backoff, the second
+// fine), both seen by the application's own observer too; its cqlsafe.timestamp is the
+// WRITETIME Cassandra holds for the row — the one timestamp both attempts sent — and
+// no attribute carries the bound value.
+func TestOtelDroppedResponseOneSpanTwoAttempts(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	harness.Exec(t, s0, `CREATE TABLE kv (id int PRIMARY KEY, v text)`)
+	rec := newRecorded(t)
+	s, px, counting := instrumentedVia(t, ks, rec.inst, 300*time.Millisecond)
+	p := retry.NewPolicy(retry.WithTracer(rec.inst), retry.WithBackoff(5*time.Millisecond, 20*time.Millisecond))
+
+	const secret = "value-never-recorded-7f3a"
+	px.SetRule(faultproxy.DropNext(1, faultproxy.Writes("INSERT INTO kv")))
+	before := counting.queries.Load()
+	err := p.Exec(context.Background(), s.Query(`INSERT INTO kv (id, v) VALUES (?, ?)`, 1, secret),
+		retry.Operation("test.Put"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := px.Stats().Dropped.Load(); got != 1 {
+		t.Fatalf("proxy dropped %d responses, want 1", got)
+	}
+
+	// What Cassandra holds: one row, written at one timestamp.
+	var v string
+	var wt int64
+	if err := s0.Query(`SELECT v, WRITETIME(v) FROM kv WHERE id = 1`).Scan(&v, &wt); err != nil {
+		t.Fatal(err)
+	}
+	if v != secret {
+		t.Fatalf("v = %q", v)
+	}
+
+	spans := rec.spans.Ended()
+	if len(spans) != 1 {
+		t.Fatalf("%d spans, want one for the logical write: %v", len(spans), spanNames(spans))
+	}
+	sp := spans[0]
+	if sp.Name() != "test.Put" || sp.SpanKind() != trace.SpanKindClient {
+		t.Errorf("span %q kind %v, want test.Put client", sp.Name(), sp.SpanKind())
+	}
+	a := attrs(sp.Attributes())
+	for k, want := range map[attribute.Key]attribute.Value{
+		"db.system.name":     attribute.StringValue("cassandra"),
+		"db.namespace":       attribute.StringValue(ks),
+		"db.operation.name":  attribute.StringValue("INSERT"),
+		"cqlsafe.timestamp":  attribute.Int64Value(wt),
+		"cqlsafe.idempotent": attribute.BoolValue(true),
+		"cqlsafe.attempts":   attribute.IntValue(2),
+		"cqlsafe.outcome":    attribute.StringValue("ok"),
+	} {
+		if got, ok := a[k]; !ok || got != want {
+			t.Errorf("span attribute %s = %v (set %v), want %v", k, got.String(), ok, want.String())
+		}
+	}
+	if _, ok := a["db.query.text"]; ok {
+		t.Error("db.query.text recorded without WithQueryText")
+	}
+	if sp.Status().Code == codes.Error {
+		t.Errorf("status %v on success", sp.Status())
+	}
+
+	evs := sp.Events()
+	if len(evs) != 2 {
+		t.Fatalf("%d events, want 2 attempts: %v", len(evs), evs)
+	}
+	first, second := attrs(evs[0].Attributes), attrs(evs[1].Attributes)
+	for i, e := range []map[attribute.Key]attribute.Value{first, second} {
+		if evs[i].Name != "attempt" || e["cqlsafe.attempt"].AsInt64() != int64(i+1) {
+			t.Errorf("event %d: %s attempt %v", i, evs[i].Name, e["cqlsafe.attempt"].String())
+		}
+		if e["server.address"].AsString() == "" || e["server.port"].AsInt64() == 0 {
+			t.Errorf("event %d: no host: %v", i, evs[i].Attributes)
+		}
+		if _, ok := e["cqlsafe.latency_ms"]; !ok {
+			t.Errorf("event %d: no latency", i)
+		}
+	}
+	if first["error.type"].AsString() != "client_timeout" || first["cqlsafe.decision"].AsString() != "retry" {
+		t.Errorf("first attempt: %v, want a client_timeout retried", evs[0].Attributes)
+	}
+	if first["cqlsafe.latency_ms"].AsFloat64() < 250 {
+		t.Errorf("first attempt latency %v ms, want about the 300 ms timeout", first["cqlsafe.latency_ms"].AsFloat64())
+	}
+	if _, ok := first["cqlsafe.backoff_ms"]; !ok {
+		t.Errorf("first attempt: no backoff: %v", evs[0].Attributes)
+	}
+	if _, ok := second["error.type"]; ok {
+		t.Errorf("second attempt has an error: %v", evs[1].Attributes)
+	}
+	if got := counting.queries.Load() - before; got != 2 {
+		t.Errorf("the application's own observer saw %d attempts, want 2 (chained)", got)
+	}
+	assertNoValue(t, sp, secret)
+
+	op := attribute.String("cqlsafe.operation", "test.Put")
+	if got := rec.sum(t, "cqlsafe.attempts", op); got != 2 {
+		t.Errorf("cqlsafe.attempts = %d, want 2: %v", got, rec.points(t, "cqlsafe.attempts"))
+	}
+	if got := rec.sum(t, "cqlsafe.attempts", op, attribute.String("error.type", "client_timeout")); got != 1 {
+		t.Errorf("cqlsafe.attempts{client_timeout} = %d, want 1", got)
+	}
+	if got := rec.sum(t, "cqlsafe.retries", op, attribute.String("error.type", "client_timeout"),
+		attribute.String("cqlsafe.decision", "retry")); got != 1 {
+		t.Errorf("cqlsafe.retries = %d, want 1: %v", got, rec.points(t, "cqlsafe.retries"))
+	}
+	if got := rec.sum(t, "cqlsafe.refusals"); got != 0 {
+		t.Errorf("cqlsafe.refusals = %d, want 0", got)
+	}
+	if got := rec.histogramCount(t, "cqlsafe.operation.duration", op); got != 1 {
+		t.Errorf("cqlsafe.operation.duration has %d values, want 1 (per logical operation)", got)
+	}
+}
+
+// TestOtelRefusedCounterRetryCounted: the response to a counter increment is dropped
+// after Cassandra applied it. The Policy refuses to retry (not idempotent): the caller
+// gets the outcome-unknown error, Cassandra holds the counter incremented once, the span
+// says outcome unknown with status Error, and the refusal is counted with its reason
+// and error class.
+func TestOtelRefusedCounterRetryCounted(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	harness.Exec(t, s0, `CREATE TABLE c (id int PRIMARY KEY, n counter)`)
+	rec := newRecorded(t)
+	s, px, _ := instrumentedVia(t, ks, rec.inst, 300*time.Millisecond)
+	p := retry.NewPolicy(retry.WithTracer(rec.inst), retry.WithBackoff(5*time.Millisecond, 20*time.Millisecond))
+
+	px.SetRule(faultproxy.DropNext(1, faultproxy.Writes("UPDATE c")))
+	err := p.Exec(context.Background(), s.Query(`UPDATE c SET n = n + 1 WHERE id = ?`, 1), retry.Operation("test.Count"))
+	var ou *retry.OutcomeUnknownError
+	if !errors.As(err, &ou) || ou.Idempotent {
+		t.Fatalf("err = %v, want a non-idempotent outcome-unknown error", err)
+	}
+	var n int64
+	if err := s0.Query(`SELECT n FROM c WHERE id = 1`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Fatalf("counter = %d, want 1 (applied once, never re-sent)", n)
+	}
+
+	spans := rec.spans.Ended()
+	if len(spans) != 1 {
+		t.Fatalf("%d spans: %v", len(spans), spanNames(spans))
+	}
+	sp := spans[0]
+	a := attrs(sp.Attributes())
+	if a["cqlsafe.outcome"].AsString() != "unknown" || a["cqlsafe.idempotent"].AsBool() ||
+		a["cqlsafe.attempts"].AsInt64() != 1 || a["db.operation.name"].AsString() != "UPDATE" ||
+		a["error.type"].AsString() != "client_timeout" {
+		t.Errorf("span attributes %v", sp.Attributes())
+	}
+	if len(a["cqlsafe.not_idempotent.reasons"].AsStringSlice()) == 0 {
+		t.Errorf("no not-idempotent reasons: %v", sp.Attributes())
+	}
+	if sp.Status().Code != codes.Error {
+		t.Errorf("status %v, want Error", sp.Status())
+	}
+	evs := sp.Events()
+	if len(evs) != 1 {
+		t.Fatalf("%d events, want 1: %v", len(evs), evs)
+	}
+	e := attrs(evs[0].Attributes)
+	if e["cqlsafe.decision"].AsString() != "refuse" || e["cqlsafe.refusal.reason"].AsString() != "not_idempotent" ||
+		e["cqlsafe.why"].AsString() == "" || e["server.address"].AsString() == "" {
+		t.Errorf("attempt event %v", evs[0].Attributes)
+	}
+
+	op := attribute.String("cqlsafe.operation", "test.Count")
+	if got := rec.sum(t, "cqlsafe.refusals", op, attribute.String("cqlsafe.refusal.reason", "not_idempotent"),
+		attribute.String("error.type", "client_timeout"), attribute.String("db.operation.name", "UPDATE")); got != 1 {
+		t.Errorf("refusals{not_idempotent, client_timeout} = %d, want 1: %v", got, rec.points(t, "cqlsafe.refusals"))
+	}
+	if got := rec.sum(t, "cqlsafe.outcome_unknown", op, attribute.String("error.type", "client_timeout")); got != 1 {
+		t.Errorf("outcome_unknown = %d, want 1: %v", got, rec.points(t, "cqlsafe.outcome_unknown"))
+	}
+	if got := rec.sum(t, "cqlsafe.retries"); got != 0 {
+		t.Errorf("retries = %d, want 0", got)
+	}
+	if got := rec.sum(t, "cqlsafe.attempts", op); got != 1 {
+		t.Errorf("attempts = %d, want 1", got)
+	}
+}
+
+// TestOtelBatchQueryText: a batch through ExecBatch is one span, "BATCH INSERT" with its
+// size; WithQueryText(true) records the statements' text, still without the values.
+func TestOtelBatchQueryText(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	harness.Exec(t, s0, `CREATE TABLE kv (id int PRIMARY KEY, v text)`)
+	rec := newRecorded(t, cqlsafeotel.WithQueryText(true))
+	s, _, counting := instrumentedVia(t, ks, rec.inst, 5*time.Second)
+	p := retry.NewPolicy(retry.WithTracer(rec.inst))
+
+	const secret = "batch-value-never-recorded-91c2"
+	b := s.NewBatch(gocql.UnloggedBatch)
+	b.Query(`INSERT INTO kv (id, v) VALUES (?, ?)`, 1, secret)
+	b.Query(`INSERT INTO kv (id, v) VALUES (?, ?)`, 1, secret+"2")
+	if err := p.ExecBatch(context.Background(), s, b); err != nil {
+		t.Fatal(err)
+	}
+	var wt int64
+	if err := s0.Query(`SELECT WRITETIME(v) FROM kv WHERE id = 1`).Scan(&wt); err != nil {
+		t.Fatal(err)
+	}
+	spans := rec.spans.Ended()
+	if len(spans) != 1 {
+		t.Fatalf("%d spans: %v", len(spans), spanNames(spans))
+	}
+	sp := spans[0]
+	a := attrs(sp.Attributes())
+	if sp.Name() != "retry.ExecBatch" || a["db.operation.name"].AsString() != "BATCH INSERT" ||
+		a["db.operation.batch.size"].AsInt64() != 2 || a["cqlsafe.timestamp"].AsInt64() != wt ||
+		a["cqlsafe.attempts"].AsInt64() != 1 {
+		t.Errorf("span %s: %v (writetime %d)", sp.Name(), sp.Attributes(), wt)
+	}
+	if got := a["db.query.text"].AsString(); got != "INSERT INTO kv (id, v) VALUES (?, ?)\nINSERT INTO kv (id, v) VALUES (?, ?)" {
+		t.Errorf("db.query.text = %q", got)
+	}
+	if len(sp.Events()) != 1 || counting.batches.Load() != 1 {
+		t.Errorf("%d events, application observer saw %d batches; want 1 and 1", len(sp.Events()), counting.batches.Load())
+	}
+	assertNoValue(t, sp, secret)
+}
+
+// TestOtelDoStepsAreChildSpans: retry.Do is one span; each Exec step inside it is a
+// child span of its own, and a query the function runs directly with Do's context is
+// not taken for an attempt of Do.
+func TestOtelDoStepsAreChildSpans(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	harness.Exec(t, s0, `CREATE TABLE kv (id int PRIMARY KEY, v text)`)
+	rec := newRecorded(t)
+	s, _, _ := instrumentedVia(t, ks, rec.inst, 5*time.Second)
+	err := retry.Do(context.Background(), func(ctx context.Context) error {
+		if err := retry.Exec(ctx, s.Query(`INSERT INTO kv (id, v) VALUES (?, ?)`, 1, "a")); err != nil {
+			return err
+		}
+		var v string
+		return s.Query(`SELECT v FROM kv WHERE id = 1`).WithContext(ctx).Scan(&v)
+	}, retry.WithTracer(rec.inst))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spans := rec.spans.Ended()
+	if len(spans) != 2 {
+		t.Fatalf("%d spans: %v", len(spans), spanNames(spans))
+	}
+	step, do := spans[0], spans[1]
+	if do.Name() != "retry.Do" || step.Name() != "retry.Exec" {
+		t.Fatalf("spans %v", spanNames(spans))
+	}
+	if step.Parent().SpanID() != do.SpanContext().SpanID() {
+		t.Errorf("the step's parent is %v, want the Do span %v", step.Parent().SpanID(), do.SpanContext().SpanID())
+	}
+	if len(do.Events()) != 0 || len(step.Events()) != 1 {
+		t.Errorf("events: Do %d (want 0), step %d (want 1)", len(do.Events()), len(step.Events()))
+	}
+	if got := attrs(do.Attributes())["cqlsafe.attempts"].AsInt64(); got != 1 {
+		t.Errorf("Do attempts = %d", got)
+	}
+}
+
+func spanNames(spans []sdktrace.ReadOnlySpan) []string {
+	var out []string
+	for _, s := range spans {
+		out = append(out, s.Name())
+	}
+	return out
+}
+
+// assertNoValue fails if any attribute of the span or its events holds value.
+func assertNoValue(t *testing.T, sp sdktrace.ReadOnlySpan, value string) {
+	t.Helper()
+	all := append([]attribute.KeyValue(nil), sp.Attributes()...)
+	for _, e := range sp.Events() {
+		all = append(all, e.Attributes...)
+	}
+	for _, kv := range all {
+		if strings.Contains(kv.Value.String(), value) {
+			t.Errorf("attribute %s holds a bound value: %s", kv.Key, kv.Value.String())
+		}
+	}
+	if strings.Contains(sp.Status().Description, value) {
+		t.Errorf("status holds a bound value: %s", sp.Status().Description)
+	}
+}

@@ -1,0 +1,196 @@
+package cqlsafeotel
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/retry"
+)
+
+// opTrace is one logical execution: its span, and the attempt the observers saw last,
+// held until the Policy's decision about it arrives so that one event tells both. It is
+// also the context the attempts run with (the span's, answering traceKey with itself),
+// which saves a context.WithValue on every execution.
+//
+// TODO(hedges): gocql's speculative executions reach the observers like attempts but
+// the retry hook does not mark them; count hedges sent and won once it does.
+// TODO(settle): settle results need a hook in package settle.
+type opTrace struct {
+	context.Context
+	in        *Instrumentation
+	span      trace.Span
+	recording bool // the span is sampled: build its attributes
+	start     time.Time
+	operation string
+	keyspace  string
+	dbOp      string
+	statement string
+	batch     bool
+
+	mu      sync.Mutex
+	pending []attribute.KeyValue // the last observed attempt, not yet decided on
+	failed  int                  // attempts the Policy reported as failed
+	ended   bool
+}
+
+// traceKey finds an execution's opTrace in the context its attempts run with.
+type traceKey struct{}
+
+// Value answers traceKey with t; everything else, the span included, comes from the
+// span's context.
+func (t *opTrace) Value(key any) any {
+	if key == (traceKey{}) {
+		return t
+	}
+	return t.Context.Value(key)
+}
+
+// observed is one attempt as a gocql observer saw it.
+type observed struct {
+	attempt int // gocql's, 0 for the first
+	host    *gocql.HostInfo
+	latency time.Duration
+	err     error
+}
+
+// observe records an attempt the session's observers saw. The decision about a failed
+// attempt follows (Attempt) and completes its event; a successful or undecided one is
+// written as it is when the next attempt or the end comes.
+func (t *opTrace) observe(o observed) {
+	if !t.recording {
+		return
+	}
+	attrs := make([]attribute.KeyValue, 0, 10)
+	attrs = append(attrs, attrAttempt.Int(o.attempt+1),
+		attrLatency.Float64(float64(o.latency)/float64(time.Millisecond)))
+	if addr, ok := t.in.hosts.get(o.host); ok {
+		attrs = append(attrs, addr[:]...)
+	}
+	if o.err != nil {
+		attrs = append(attrs, semconv.ErrorTypeKey.String(retry.ClassifyError(o.err).String()))
+		if code, ok := statusCode(o.err); ok {
+			attrs = append(attrs, semconv.DBResponseStatusCode(code))
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ended {
+		return // a speculative attempt that finished after the execution
+	}
+	t.flushLocked()
+	t.pending = attrs
+}
+
+// flushLocked writes the pending observed attempt as an event of its own.
+func (t *opTrace) flushLocked() {
+	if t.pending != nil {
+		t.span.AddEvent(eventAttempt, trace.WithAttributes(t.pending...))
+		t.pending = nil
+	}
+}
+
+// Attempt records the Policy's decision about a failed attempt (retry.Trace).
+func (t *opTrace) Attempt(ev retry.Event) {
+	class := ev.Class.String()
+	var attrs []attribute.KeyValue
+	var decision, reason string
+	if ev.Retrying {
+		decision = nextStep(ev)
+	} else {
+		decision, reason = decisionRefuse, refusalReason(ev)
+	}
+	t.mu.Lock()
+	if t.ended {
+		t.mu.Unlock()
+		return
+	}
+	t.failed++
+	if t.recording { // else metrics only
+		if t.pending != nil {
+			attrs = t.pending
+			t.pending = nil
+		} else {
+			// No observer saw it (none wired, or Do's own runs): the event says what the
+			// Policy knows.
+			attrs = append(attrs, attrAttempt.Int(ev.Attempt), semconv.ErrorTypeKey.String(class))
+		}
+		attrs = append(attrs, attrDecision.String(decision))
+		if ev.Retrying {
+			attrs = append(attrs, attrBackoff.Float64(float64(ev.Delay)/float64(time.Millisecond)))
+		} else {
+			attrs = append(attrs, attrReason.String(reason), attrWhy.String(ev.Why))
+		}
+		t.span.AddEvent(eventAttempt, trace.WithAttributes(attrs...))
+	}
+	t.mu.Unlock()
+
+	in := t.in
+	in.attempts.Add(t, 1, t.measure(class, "", ""))
+	if ev.Retrying {
+		in.retries.Add(t, 1, t.measure(class, attrDecision, decision))
+	} else {
+		in.refusals.Add(t, 1, t.measure(class, attrReason, reason))
+	}
+}
+
+// End closes the span and records the execution's metrics (retry.Trace).
+func (t *opTrace) End(err error, attempts int) {
+	elapsed := time.Since(t.start)
+	t.mu.Lock()
+	if t.ended {
+		t.mu.Unlock()
+		return
+	}
+	t.ended = true
+	t.flushLocked()
+	failed := t.failed
+	t.mu.Unlock()
+
+	class := retry.ClassifyError(err)
+	outcome := outcomeOK
+	if err != nil {
+		outcome = outcomeFailed
+		var ou *retry.OutcomeUnknownError
+		if errors.As(err, &ou) {
+			outcome = outcomeUnknown
+		}
+	}
+	if t.recording {
+		if err == nil {
+			t.span.SetAttributes(attrAttempts.Int(attempts), attrOutcome.String(outcome))
+		} else {
+			t.span.SetAttributes(attrAttempts.Int(attempts), attrOutcome.String(outcome),
+				semconv.ErrorTypeKey.String(class.String()))
+			t.span.SetStatus(codes.Error, err.Error())
+		}
+	}
+	t.span.End()
+
+	in := t.in
+	attrs := t.measure(class.String(), "", "")
+	// Attempts the Policy did not report as failed: the successful last one, or a last
+	// one gocql gave up on without asking (a context that ended).
+	if rest := attempts - failed; rest > 0 {
+		in.attempts.Add(t, int64(rest), attrs)
+	}
+	if outcome == outcomeUnknown {
+		in.outcomeUnknown.Add(t, 1, attrs)
+	}
+	in.duration.Record(t, elapsed.Seconds(), attrs)
+}
+
+// measure is the attribute set of one measurement of this execution (see measureSets).
+func (t *opTrace) measure(class string, extra attribute.Key, value string) metric.MeasurementOption {
+	return t.in.sets.get(measureKey{operation: t.operation, keyspace: t.keyspace, dbOp: t.dbOp,
+		class: class, extra: extra, value: value})
+}

@@ -1,0 +1,45 @@
+package cqlsafeotel
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/gocql/gocql"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/cqlsafe/cqlsafe/retry"
+)
+
+// BenchmarkOtelExecution is the instrumentation's own cost for one logical write that
+// succeeds at the first attempt, as Policy.Exec and a gocql observer drive it, with
+// spans batched to a discarding exporter; sampled, and not (metrics only).
+func BenchmarkOtelExecution(b *testing.B) {
+	b.Run("sampled", func(b *testing.B) { benchExecution(b, sdktrace.AlwaysSample()) })
+	b.Run("unsampled", func(b *testing.B) { benchExecution(b, sdktrace.NeverSample()) })
+}
+
+func benchExecution(b *testing.B, sampler sdktrace.Sampler) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()), sdktrace.WithSampler(sampler))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	defer tp.Shutdown(context.Background())
+	defer mp.Shutdown(context.Background())
+	in, err := New(WithTracerProvider(tp), WithMeterProvider(mp))
+	if err != nil {
+		b.Fatal(err)
+	}
+	obs := in.QueryObserver(nil)
+	host := (&gocql.HostInfo{}).SetConnectAddress(net.IPv4(127, 0, 0, 1))
+	const stmt = "INSERT INTO kv (id, v) VALUES (?, ?)"
+	x := retry.Execution{Operation: "retry.Exec", Keyspace: "ks", Statement: stmt, Timestamp: 1, Idempotent: true}
+	start := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		ctx, tr := in.Begin(context.Background(), x)
+		obs.ObserveQuery(ctx, gocql.ObservedQuery{Keyspace: "ks", Statement: stmt, Host: host, Start: start, End: start.Add(time.Millisecond)})
+		tr.End(nil, 1)
+	}
+}
