@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"math"
 	"time"
@@ -9,8 +10,9 @@ import (
 	"github.com/cqlsafe/cqlsafe/clientid"
 )
 
-// ReadOption narrows or orders a Read.
-type ReadOption func(*readConfig)
+// ReadOption narrows or orders a Read. An invalid value is the first (and only) error
+// the Read yields.
+type ReadOption func(*readConfig) error
 
 type readConfig struct {
 	backward bool
@@ -19,16 +21,24 @@ type readConfig struct {
 }
 
 // Backward reads newest first.
-func Backward() ReadOption { return func(c *readConfig) { c.backward = true } }
+func Backward() ReadOption { return func(c *readConfig) error { c.backward = true; return nil } }
 
 // From starts at events at or after t.
-func From(t time.Time) ReadOption { return func(c *readConfig) { c.from = t } }
+func From(t time.Time) ReadOption { return func(c *readConfig) error { c.from = t; return nil } }
 
 // To ends at events at or before t.
-func To(t time.Time) ReadOption { return func(c *readConfig) { c.to = t } }
+func To(t time.Time) ReadOption { return func(c *readConfig) error { c.to = t; return nil } }
 
-// Limit stops after n events (n <= 0: no limit).
-func Limit(n int) ReadOption { return func(c *readConfig) { c.limit = n } }
+// Limit stops after n events; n ≥ 1 (no Limit: no limit).
+func Limit(n int) ReadOption {
+	return func(c *readConfig) error {
+		if n < 1 {
+			return fmt.Errorf("eventlog: limit %d: want at least 1", n)
+		}
+		c.limit = n
+		return nil
+	}
+}
 
 // Read streams a stream's events in TimeUUID order (Cassandra's order), across buckets,
 // forwards or backwards, optionally bounded in time and count. Rows are fetched a page
@@ -36,12 +46,20 @@ func Limit(n int) ReadOption { return func(c *readConfig) { c.limit = n } }
 // sequence stops at the first error, which it yields.
 func (l *Log) Read(ctx context.Context, stream string, opts ...ReadOption) iter.Seq2[Event, error] {
 	var rc readConfig
+	var optErr error
 	for _, o := range opts {
-		if o != nil {
-			o(&rc)
+		if o == nil {
+			continue
+		}
+		if optErr = o(&rc); optErr != nil {
+			break
 		}
 	}
 	return func(yield func(Event, error) bool) {
+		if optErr != nil {
+			yield(Event{}, optErr)
+			return
+		}
 		if stream == "" {
 			yield(Event{}, ErrEmptyStream)
 			return

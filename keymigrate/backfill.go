@@ -309,7 +309,6 @@ type scan struct {
 	cql     string
 	cols    []table.Column // key columns, then value columns
 	nKey    int
-	insert  string // into new: all columns, USING TTL ? AND TIMESTAMP ?
 	newCols []table.Column
 	// lists are the value columns (index among them) that are non-frozen lists;
 	// listWT reads their MAXWRITETIME from the new table by new key.
@@ -339,8 +338,6 @@ func (m *Migration) scanner() (scan, error) {
 	if sc.cql, err = m.old.ScanRange(table.CellValue|table.CellWriteTime|table.CellTTL, names...); err != nil {
 		return sc, err
 	}
-	// The copy binds its TTL, then its timestamp.
-	sc.insert = m.new.Insert(table.UsingTTL | table.UsingTimestamp)
 	if len(lists) > 0 {
 		if sc.listWT, err = m.new.SelectByKey(table.CellWriteTime, lists...); err != nil {
 			return sc, err
@@ -380,7 +377,11 @@ func (m *Migration) copiedLists(ctx context.Context, sc scan, newKey []any, wts 
 	for i := range have {
 		dest[i] = &have[i]
 	}
-	err := m.s.Query(sc.listWT, newKey...).WithContext(ctx).Idempotent(true).Scan(dest...)
+	keyArgs, err := m.new.KeyArgs(newKey)
+	if err != nil {
+		return nil, err
+	}
+	err = m.s.Query(sc.listWT, keyArgs...).WithContext(ctx).Idempotent(true).Scan(dest...)
 	if errors.Is(err, gocql.ErrNotFound) {
 		return nil, nil
 	}
@@ -406,17 +407,16 @@ func (m *Migration) copyRange(ctx context.Context, sc scan, c backfillConfig, r 
 	iter := m.s.Query(sc.cql, lo, hi).WithContext(ctx).PageSize(c.pageSize).Idempotent(true).Iter()
 	nVal := len(sc.cols) - sc.nKey
 	dest := make([]any, 0, sc.nKey+3*nVal)
-	vals := make([]any, len(sc.cols))
+	// Every column is read in its serialised form (cqlvalue.Scan) and value columns
+	// are copied so, byte for byte: an empty blob stays empty, a vector or UDT needs no
+	// Go type. The Transform sees them decoded.
+	vals := make([]*cqlvalue.Scan, len(sc.cols))
 	wts := make([]*int64, nVal)
 	ttls := make([]*int, nVal)       // scalars
 	elemTTLs := make([][]*int, nVal) // collections
 	for i, col := range sc.cols {
-		v, err := cqlvalue.New(col.Type)
-		if err != nil {
-			return 0, 0, fmt.Errorf("keymigrate: column %s: %w", col.Name, err)
-		}
-		vals[i] = v
-		dest = append(dest, vals[i])
+		vals[i] = cqlvalue.NewScan(col.Type)
+		dest = vals[i].Dest(dest)
 		if i >= sc.nKey {
 			j := i - sc.nKey
 			if col.Collection {
@@ -433,11 +433,24 @@ func (m *Migration) copyRange(ctx context.Context, sc scan, c backfillConfig, r 
 			return rows, writes, err
 		}
 		row := make(map[string]any, len(sc.cols))
+		raw := make(map[string]cqlvalue.Raw, len(sc.cols))
 		for i, col := range sc.cols {
 			if i >= sc.nKey && wts[i-sc.nKey] == nil {
 				continue // null cell: nothing to copy
 			}
-			row[col.Name] = cqlvalue.Deref(vals[i])
+			b := vals[i].Bytes()
+			if b == nil {
+				b = cqlvalue.Raw{} // a key is never NULL: an empty value (a blob 0x)
+			}
+			v, err := cqlvalue.Unmarshal(col.Type, b)
+			if err != nil {
+				if i < sc.nKey {
+					iter.Close()
+					return rows, writes, fmt.Errorf("keymigrate: column %s: %w", col.Name, err)
+				}
+				v = b // no Go type for it (e.g. a vector inside a UDT): its bytes
+			}
+			row[col.Name], raw[col.Name] = v, b
 		}
 		newKey, err := m.newKey(row)
 		if err != nil {
@@ -507,7 +520,7 @@ func (m *Migration) copyRange(ctx context.Context, sc scan, c backfillConfig, r 
 				case i < len(newKey):
 					args = append(args, newKey[i])
 				case in[col.Name]:
-					args = append(args, row[col.Name])
+					args = append(args, raw[col.Name])
 					list = list || m.lists[col.Name]
 				default:
 					args = append(args, gocql.UnsetValue)
@@ -519,6 +532,12 @@ func (m *Migration) copyRange(ctx context.Context, sc scan, c backfillConfig, r 
 			if st.ttl > 0 {
 				ttl = st.ttl
 			}
+			// A tuple column is bound element by element, and left out when not copied.
+			insert, args, err := m.new.InsertRow(table.UsingTTL|table.UsingTimestamp, args)
+			if err != nil {
+				iter.Close()
+				return rows, writes, err
+			}
 			args = append(args, ttl, st.ts)
 			// The timestamp is in the statement (USING TIMESTAMP): pinned by construction.
 			// A copy that carries a non-frozen list is sent once, never re-sent.
@@ -526,7 +545,7 @@ func (m *Migration) copyRange(ctx context.Context, sc scan, c backfillConfig, r 
 			if list {
 				opts = append(opts, retry.NotRepeatable(listReason))
 			}
-			err := m.policy.Exec(ctx, m.s.Query(sc.insert, args...), opts...)
+			err = m.policy.Exec(ctx, m.s.Query(insert, args...), opts...)
 			if err != nil {
 				iter.Close()
 				return rows, writes, fmt.Errorf("keymigrate: copy into %s.%s: %w", m.new.Keyspace, m.new.Name, err)

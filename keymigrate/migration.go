@@ -10,6 +10,7 @@ import (
 
 	"github.com/gocql/gocql"
 
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 	"github.com/cqlsafe/cqlsafe/retry"
 	"github.com/cqlsafe/cqlsafe/table"
 )
@@ -215,6 +216,13 @@ func rowArgs(t *table.Table, row map[string]any, key []any) []any {
 			args[i] = gocql.UnsetValue
 			continue
 		}
+		if vt, ok := c.Type.(cqlvalue.VectorType); ok {
+			// gocql v1.7.0 marshals a vector only through a Marshaler: bind its bytes.
+			// (Values checked that it encodes.)
+			if b, err := cqlvalue.Marshal(vt, v); err == nil {
+				v = cqlvalue.Raw(b)
+			}
+		}
 		args[i] = v
 	}
 	return args
@@ -242,12 +250,19 @@ func (m *Migration) DualWrite(ctx context.Context, row map[string]any) (int64, e
 	if err != nil {
 		return 0, err
 	}
+	// A tuple column is bound element by element, and left out when not given.
+	oldIns, oldArgs, err := m.old.InsertRow(table.UsingTimestamp, rowArgs(m.old, row, nil))
+	if err != nil {
+		return 0, err
+	}
+	newIns, newArgs, err := m.new.InsertRow(table.UsingTimestamp, rowArgs(m.new, row, key))
+	if err != nil {
+		return 0, err
+	}
 	ts := m.policy.Clock().Next()
 	b := m.s.NewBatch(gocql.LoggedBatch)
-	oldArgs := append(rowArgs(m.old, row, nil), ts)
-	newArgs := append(rowArgs(m.new, row, key), ts)
-	b.Query(m.old.Insert(table.UsingTimestamp), oldArgs...)
-	b.Query(m.new.Insert(table.UsingTimestamp), newArgs...)
+	b.Query(oldIns, append(oldArgs, ts)...)
+	b.Query(newIns, append(newArgs, ts)...)
 	opts := []retry.ExecOption{retry.AtTimestamp(ts)}
 	if m.carriesList(row) {
 		opts = append(opts, retry.NotRepeatable(listReason))
@@ -282,10 +297,18 @@ func (m *Migration) DualDelete(ctx context.Context, row map[string]any) (int64, 
 	if err != nil {
 		return 0, err
 	}
+	oldArgs, err := m.old.KeyArgs(oldKey)
+	if err != nil {
+		return 0, err
+	}
+	newArgs, err := m.new.KeyArgs(newKey)
+	if err != nil {
+		return 0, err
+	}
 	ts := m.policy.Clock().Next()
 	b := m.s.NewBatch(gocql.LoggedBatch)
-	b.Query(m.old.DeleteRow(), append([]any{ts}, oldKey...)...)
-	b.Query(m.new.DeleteRow(), append([]any{ts}, newKey...)...)
+	b.Query(m.old.DeleteRow(), append([]any{ts}, oldArgs...)...)
+	b.Query(m.new.DeleteRow(), append([]any{ts}, newArgs...)...)
 	if err := m.policy.ExecBatch(ctx, m.s, b, retry.AtTimestamp(ts)); err != nil {
 		return ts, fmt.Errorf("keymigrate: dual delete: %w", err)
 	}

@@ -140,7 +140,12 @@ func (m *Migration) Verify(ctx context.Context, opts ...VerifyOption) (Report, e
 				return rep, err
 			}
 			rep.Checked++
-			err = m.s.Query(newRead, newKey...).WithContext(ctx).Idempotent(true).Scan(newDest...)
+			keyArgs, err := m.new.KeyArgs(newKey)
+			if err != nil {
+				iter.Close()
+				return rep, err
+			}
+			err = m.s.Query(newRead, keyArgs...).WithContext(ctx).Idempotent(true).Scan(newDest...)
 			got := map[string]any{}
 			for i, name := range m.values {
 				got[name] = newVal(i)

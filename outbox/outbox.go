@@ -355,8 +355,9 @@ type ReplayReport struct {
 	TTLAsRecorded int
 }
 
-// ReplayOption configures one Replay.
-type ReplayOption func(*replayConfig)
+// ReplayOption configures one Replay. An invalid value is an error from Replay, before
+// anything is sent.
+type ReplayOption func(*replayConfig) error
 
 type replayConfig struct {
 	report *ReplayReport
@@ -364,7 +365,13 @@ type replayConfig struct {
 
 // ReportTo makes Replay fill in *r (when it returns, whatever the error).
 func ReportTo(r *ReplayReport) ReplayOption {
-	return func(c *replayConfig) { c.report = r }
+	return func(c *replayConfig) error {
+		if r == nil {
+			return errors.New("outbox: ReportTo(nil)")
+		}
+		c.report = r
+		return nil
+	}
 }
 
 // Replay re-applies the recorded writes, oldest first, each with its original timestamp
@@ -390,8 +397,11 @@ func ReportTo(r *ReplayReport) ReplayOption {
 func (o *Outbox) Replay(ctx context.Context, s *gocql.Session, p *retry.Policy, opts ...ReplayOption) (int, error) {
 	var cfg replayConfig
 	for _, opt := range opts {
-		if opt != nil {
-			opt(&cfg)
+		if opt == nil {
+			continue
+		}
+		if err := opt(&cfg); err != nil {
+			return 0, err
 		}
 	}
 	if cfg.report != nil {

@@ -47,12 +47,13 @@ type Result struct {
 type Option func(*options) error
 
 type options struct {
-	ts          int64
-	ttl         int
-	consistency gocql.Consistency
-	serial      gocql.SerialConsistency
-	policy      *retry.Policy
-	maxBytes    int
+	ts             int64
+	ttl            int
+	consistency    gocql.Consistency
+	consistencySet bool // ANY is gocql.Consistency 0: "set" is tracked apart from the value
+	serial         gocql.SerialConsistency
+	policy         *retry.Policy
+	maxBytes       int
 }
 
 // defaults: N from the retry policy's clock (two values reserved), no TTL, the session's
@@ -89,13 +90,25 @@ func WithTTL(d time.Duration) Option {
 
 // WithConsistency sets the batch's consistency level.
 func WithConsistency(c gocql.Consistency) Option {
-	return func(o *options) error { o.consistency = c; return nil }
+	return func(o *options) error {
+		if c > gocql.LocalOne {
+			return fmt.Errorf("overwrite: consistency %v out of range", c)
+		}
+		o.consistency, o.consistencySet = c, true
+		return nil
+	}
 }
 
 // WithSerialConsistency sets the batch's serial consistency (for completeness: an
 // overwrite has no conditions).
 func WithSerialConsistency(c gocql.SerialConsistency) Option {
-	return func(o *options) error { o.serial = c; return nil }
+	return func(o *options) error {
+		if c != gocql.Serial && c != gocql.LocalSerial {
+			return fmt.Errorf("overwrite: serial consistency %v: want SERIAL or LOCAL_SERIAL", c)
+		}
+		o.serial = c
+		return nil
+	}
 }
 
 // WithRetryPolicy retries through p (default retry.NewPolicy()). The batch is
@@ -195,15 +208,23 @@ func Row(ctx context.Context, s *gocql.Session, t *Table, row any, opts ...Optio
 	if len(t.Clustering) == 0 {
 		scope = ScopePartition
 	}
-	delArgs := make([]any, 0, 1+keyCols)
+	keyArgs, err := t.KeyArgs(values[:keyCols])
+	if err != nil {
+		return Result{}, err
+	}
+	insert, insArgs, err := t.InsertRow(table.UsingTTL|table.UsingTimestamp, values)
+	if err != nil {
+		return Result{}, err
+	}
+	delArgs := make([]any, 0, 1+len(keyArgs))
 	delArgs = append(delArgs, n)
-	delArgs = append(delArgs, values[:keyCols]...)
+	delArgs = append(delArgs, keyArgs...)
 	b := s.NewBatch(gocql.UnloggedBatch)
 	b.Entries = make([]gocql.BatchEntry, 0, 2)
 	// Without clustering columns DeleteRow is the partition deletion: the row is the
 	// partition.
 	b.Query(t.DeleteRow(), delArgs...)
-	b.Query(t.Insert(table.UsingTTL|table.UsingTimestamp), append(values, o.ttlValue(), n+1)...)
+	b.Query(insert, append(insArgs, o.ttlValue(), n+1)...)
 	if err := o.exec(ctx, s, b, n); err != nil {
 		return Result{Timestamp: n, Scope: scope, Rows: 1, Batches: 1}, err
 	}
@@ -220,7 +241,7 @@ func (o *options) ttlValue() any {
 }
 
 func (o *options) exec(ctx context.Context, s *gocql.Session, b *gocql.Batch, n int64) error {
-	if o.consistency != 0 {
+	if o.consistencySet {
 		b.SetConsistency(o.consistency)
 	}
 	if o.serial != 0 {
@@ -255,8 +276,10 @@ func Partition(ctx context.Context, s *gocql.Session, t *Table, rows any, opts .
 	if rv.Len() == 0 {
 		return Result{}, tableErr(ErrNoRows, t, "", "")
 	}
-	all := make([][]any, rv.Len())
+	all := make([][]any, rv.Len()) // each row's INSERT arguments
+	inserts := make([]string, rv.Len())
 	var firstKey []byte
+	var pk []any // the partition key (every row's)
 	for i := range all {
 		vals, err := t.Values(rv.Index(i).Interface())
 		if err != nil {
@@ -266,7 +289,8 @@ func Partition(ctx context.Context, s *gocql.Session, t *Table, rows any, opts .
 			}
 			return Result{}, err
 		}
-		key, err := t.EncodePartitionKey(vals[:len(t.PartitionKey)])
+		pk = vals[:len(t.PartitionKey)]
+		key, err := t.EncodePartitionKey(pk)
 		if err != nil {
 			return Result{}, err
 		}
@@ -282,7 +306,17 @@ func Partition(ctx context.Context, s *gocql.Session, t *Table, rows any, opts .
 				return Result{}, err
 			}
 		}
-		all[i] = vals
+		// The INSERT and its arguments now, so a tuple that does not split is an
+		// error before anything is sent.
+		insert, args, err := t.InsertRow(table.UsingTTL|table.UsingTimestamp, vals)
+		if err != nil {
+			var e *Error
+			if errors.As(err, &e) {
+				e.Row = i
+			}
+			return Result{}, err
+		}
+		all[i], inserts[i] = args, insert
 	}
 	if s == nil {
 		return Result{}, errors.New("overwrite: nil session")
@@ -292,7 +326,11 @@ func Partition(ctx context.Context, s *gocql.Session, t *Table, rows any, opts .
 		n = o.policy.Clock().Reserve(2)
 	}
 	res := Result{Timestamp: n, Scope: ScopePartition, Rows: len(all)}
-	delArgs := append([]any{n}, all[0][:len(t.PartitionKey)]...)
+	pkArgs, err := t.KeyArgs(pk)
+	if err != nil {
+		return Result{}, err
+	}
+	delArgs := append([]any{n}, pkArgs...)
 	b := s.NewBatch(gocql.UnloggedBatch)
 	b.Query(t.DeletePartition(), delArgs...)
 	size := 0
@@ -306,7 +344,7 @@ func Partition(ctx context.Context, s *gocql.Session, t *Table, rows any, opts .
 			b = s.NewBatch(gocql.UnloggedBatch)
 			size = 0
 		}
-		b.Query(t.Insert(table.UsingTTL|table.UsingTimestamp), append(vals, o.ttlValue(), n+1)...)
+		b.Query(inserts[i], append(vals, o.ttlValue(), n+1)...)
 		size += rowSize
 	}
 	if err := o.exec(ctx, s, b, n); err != nil {

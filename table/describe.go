@@ -50,7 +50,13 @@ func Describe(ctx context.Context, s *gocql.Session, keyspace, name string) (*Ta
 			return nil, fmt.Errorf("table: describe %s.%s: %w", keyspace, name, err)
 		default:
 			if tm, ok := km.Tables[name]; ok {
-				return FromMetadata(tm)
+				var udts map[string]userType
+				if len(km.UserTypes) > 0 {
+					if udts, err = userTypes(ctx, s, keyspace); err != nil {
+						return nil, fmt.Errorf("table: describe %s.%s: %w", keyspace, name, err)
+					}
+				}
+				return fromMetadata(tm, udts)
 			}
 		}
 		if time.Now().After(deadline) {
@@ -99,19 +105,53 @@ func DescribeGocqlx(ctx context.Context, s *gocql.Session, keyspace string, m go
 	return t, nil
 }
 
+// userTypes reads the keyspace's user-defined types with their fields' type texts:
+// gocql v1.7.0's KeyspaceMetadata.UserTypes has the fields, but a field of a user type
+// is custom() there, its name lost.
+func userTypes(ctx context.Context, s *gocql.Session, keyspace string) (map[string]userType, error) {
+	iter := s.Query("SELECT type_name, field_names, field_types FROM system_schema.types WHERE keyspace_name = ?", keyspace).
+		WithContext(ctx).Idempotent(true).Iter()
+	out := map[string]userType{}
+	var name string
+	var ut userType
+	for iter.Scan(&name, &ut.fields, &ut.types) {
+		out[name] = ut
+		ut = userType{}
+	}
+	if err := iter.Close(); err != nil {
+		return nil, fmt.Errorf("read user types: %w", err)
+	}
+	return out, nil
+}
+
 // FromMetadata builds a Table from gocql's metadata of it, as Describe does after
 // reading it from the session: for callers that hold the metadata already, and for
-// tests that need a Table without Cassandra.
+// tests that need a Table without Cassandra. Without the session it cannot read the
+// keyspace's user-defined types: a UDT column keeps gocql's custom() type, to which no
+// value can be bound (use Describe).
 func FromMetadata(tm *gocql.TableMetadata) (*Table, error) {
+	return fromMetadata(tm, nil)
+}
+
+func fromMetadata(tm *gocql.TableMetadata, udts map[string]userType) (*Table, error) {
 	if tm == nil {
 		return nil, errorFor(ErrUnknownTable, nil, "", "nil table metadata")
 	}
 	t := &Table{Keyspace: tm.Keyspace, Name: tm.Name, byName: map[string]int{}, memo: &memo{}}
+	parser := &typeParser{keyspace: tm.Keyspace, udts: udts}
 	conv := func(cm *gocql.ColumnMetadata, role ColumnRole) Column {
-		c := Column{Name: cm.Name, Role: role, Type: withProto(cm.Type), CQLType: cm.Validator}
-		if cm.Type != nil {
-			switch cm.Type.Type() {
-			case gocql.TypeList, gocql.TypeSet, gocql.TypeMap:
+		ti := withProto(cm.Type)
+		// gocql's own parse leaves UDTs and vectors as custom: parse the type text.
+		if parsed, err := parser.parse(cm.Validator); err == nil {
+			ti = parsed
+		}
+		c := Column{Name: cm.Name, Role: role, Type: ti, CQLType: cm.Validator}
+		c.marker = marker(ti)
+		if ti != nil {
+			switch ti.Type() {
+			// A non-frozen UDT is multi-cell too (a cell per field): WRITETIME and TTL
+			// of it are lists, as of a collection.
+			case gocql.TypeList, gocql.TypeSet, gocql.TypeMap, gocql.TypeUDT:
 				c.Collection = !strings.HasPrefix(strings.ToLower(cm.Validator), "frozen<")
 			}
 		}
@@ -143,6 +183,10 @@ func FromMetadata(tm *gocql.TableMetadata) (*Table, error) {
 	for _, group := range [][]Column{t.PartitionKey, t.Clustering, t.Static, t.Regular} {
 		for i := range group {
 			group[i].index = len(t.columns)
+			if group[i].isTuple() {
+				t.hasTuple = true
+				t.tupleKey = t.tupleKey || group[i].Role == PartitionKey || group[i].Role == ClusteringKey
+			}
 			t.byName[group[i].Name] = group[i].index
 			t.columns = append(t.columns, group[i])
 		}

@@ -18,6 +18,13 @@
 //     write's TTL and timestamp are bound too: bind gocql.UnsetValue for no TTL, so the
 //     table's default_time_to_live applies (an explicit 0 would override it).
 //
+// Column types come from the type text Cassandra reports and the keyspace's
+// user-defined types (gocql v1.7.0's metadata calls UDTs and vectors custom()): UDT
+// values bind as gocql marshals them (map[string]any, structs with `cql` tags), vector
+// values as []float32 and the like. gocql v1.7.0 cannot bind a tuple to one marker, so
+// a tuple column is a literal of element markers (Column.Marker): bind through
+// InsertRow, Args and KeyArgs, which split tuple values.
+//
 // Bad input — an invalid name, an unknown column, a missing key, a value of the wrong
 // type — is an *Error matching one of the sentinels, returned before anything is sent.
 //

@@ -74,25 +74,17 @@ func (t *Table) DecodeKey(b []byte) ([]any, error) {
 	return out, nil
 }
 
-// unmarshal decodes b as ti into the Go type gocql scans ti into, turning a panic
-// inside gocql into an error.
-func unmarshal(ti gocql.TypeInfo, b []byte) (v any, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("gocql cannot unmarshal %s: %v", ti, r)
-		}
-	}()
+// unmarshal decodes b as ti into the Go type gocql scans ti into (an empty blob as
+// []byte{}, a vector as a slice: see cqlvalue.Unmarshal), turning a panic inside gocql
+// into an error.
+func unmarshal(ti gocql.TypeInfo, b []byte) (any, error) {
 	if err := plausible(ti, b); err != nil {
 		return nil, err
 	}
-	p, err := cqlvalue.New(ti)
-	if err != nil {
-		return nil, err
+	if b == nil {
+		b = []byte{}
 	}
-	if err := gocql.Unmarshal(ti, b, p); err != nil {
-		return nil, err
-	}
-	return cqlvalue.Deref(p), nil
+	return cqlvalue.Unmarshal(ti, b)
 }
 
 // plausible checks that every collection count in b (ti's encoding) fits the bytes

@@ -49,8 +49,9 @@ func TestTableKeyRoundTrip(t *testing.T) {
 	at := time.UnixMilli(1_763_700_000_123).UTC()
 	for _, key := range [][]any{
 		{"org", int64(7), 1, at, u, []byte{0, 1, 2}, []int{3, 4}, []any{"x", true}},
-		// gocql scans an empty blob as a nil []byte; an empty frozen list as []int{}.
-		{"", int64(-1), 0, time.UnixMilli(0).UTC(), gocql.UUID{}, []byte(nil), []int{}, []any{"", false}},
+		// An empty blob decodes as []byte{} (a value; nil would bind NULL); an empty
+		// frozen list as []int{}.
+		{"", int64(-1), 0, time.UnixMilli(0).UTC(), gocql.UUID{}, []byte{}, []int{}, []any{"", false}},
 		{"ünï\x00", int64(1<<63 - 1), -1 << 31, at, u, []byte("\x00\x00\x00\x04"), []int{-1}, []any{"y", true}},
 	} {
 		b, err := tbl.EncodeKey(key)

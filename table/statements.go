@@ -51,19 +51,29 @@ type statements struct {
 func buildStatements(t *Table) statements {
 	var st statements
 	q := cqltext.QuoteQualified(t.Keyspace, t.Name)
-	cols := make([]string, len(t.columns))
-	marks := make([]string, len(t.columns))
+	names := make([]string, len(t.columns))
 	for i, c := range t.columns {
-		cols[i], marks[i] = cqltext.Quote(c.Name), "?"
+		names[i] = c.Name
 	}
 	for u := range st.insert {
-		st.insert[u] = "INSERT INTO " + q + " (" + strings.Join(cols, ", ") + ") VALUES (" + strings.Join(marks, ", ") + ")" + using(Using(u))
+		st.insert[u] = t.insertOf(names, Using(u))
 	}
 	st.deletePartition = "DELETE FROM " + q + " USING TIMESTAMP ? WHERE " + equal(t.PartitionKey)
 	st.deleteRow = "DELETE FROM " + q + " USING TIMESTAMP ? WHERE " + equal(t.columns[:t.keyLen()])
 	tok := token(t)
 	st.countRange = "SELECT COUNT(*) FROM " + q + " WHERE " + tok + " > ? AND " + tok + " <= ?"
 	return st
+}
+
+// insertOf is INSERT INTO t (names) VALUES (their markers) with u's clauses.
+func (t *Table) insertOf(names []string, u Using) string {
+	cols := make([]string, len(names))
+	marks := make([]string, len(names))
+	for i, name := range names {
+		cols[i], marks[i] = cqltext.Quote(name), t.columns[t.byName[name]].Marker()
+	}
+	return "INSERT INTO " + cqltext.QuoteQualified(t.Keyspace, t.Name) + " (" + strings.Join(cols, ", ") + ") VALUES (" +
+		strings.Join(marks, ", ") + ")" + using(u)
 }
 
 // using renders u's clauses: TTL first, then TIMESTAMP, as the values are bound.
@@ -83,7 +93,7 @@ func using(u Using) string {
 func equal(cols []Column) string {
 	parts := make([]string, len(cols))
 	for i, c := range cols {
-		parts[i] = cqltext.Quote(c.Name) + " = ?"
+		parts[i] = cqltext.Quote(c.Name) + " = " + c.Marker()
 	}
 	return strings.Join(parts, " AND ")
 }
@@ -98,12 +108,14 @@ func token(t *Table) string {
 }
 
 // Insert returns INSERT INTO t (every column, in Columns order) VALUES (?, …) with the
-// USING clauses u asks for. Binds: Values(row), then the TTL, then the timestamp.
+// USING clauses u asks for. Binds: Values(row), then the TTL, then the timestamp. On a
+// table with a tuple column, use InsertRow, which binds a tuple element by element
+// and leaves out a tuple the row does not give.
 func (t *Table) Insert(u Using) string { return t.stmts.insert[u&(UsingTTL|UsingTimestamp)] }
 
 // DeleteRow returns DELETE FROM t USING TIMESTAMP ? WHERE <every primary key column>
 // = ?: a row deletion, or without clustering columns the partition's. Binds: the
-// timestamp, then KeyValues.
+// timestamp, then KeyArgs(KeyValues) (a tuple key column binds its elements).
 func (t *Table) DeleteRow() string { return t.stmts.deleteRow }
 
 // DeletePartition returns DELETE FROM t USING TIMESTAMP ? WHERE <partition key> = ?.
@@ -151,7 +163,7 @@ func (t *Table) Update(u Using, columns ...string) (string, error) {
 	return t.memoized(memoUpdate+memoKind(u&(UsingTTL|UsingTimestamp)), 0, columns, func(string) string {
 		sets := make([]string, len(columns))
 		for i, name := range columns {
-			sets[i] = cqltext.Quote(name) + " = ?"
+			sets[i] = cqltext.Quote(name) + " = " + t.columns[t.byName[name]].Marker()
 		}
 		return "UPDATE " + cqltext.QuoteQualified(t.Keyspace, t.Name) + using(u) + " SET " + strings.Join(sets, ", ") +
 			" WHERE " + equal(t.columns[:t.keyLen()])
@@ -163,7 +175,8 @@ type memoKind uint8
 const (
 	memoSelect memoKind = iota
 	memoScan
-	memoUpdate // + Using
+	memoUpdate                  // + Using
+	memoInsert = memoUpdate + 4 // + Using
 )
 
 type memoKey struct {

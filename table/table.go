@@ -31,10 +31,22 @@ type Column struct {
 	Type gocql.TypeInfo
 	// CQLType is the type as Cassandra reports it, e.g. "frozen<list<int>>".
 	CQLType string
-	// Collection is true for a non-frozen list, set or map: Cassandra stores its
-	// elements as separate cells, and an INSERT of it writes a collection tombstone.
+	// Collection is true for a non-frozen list, set, map or user-defined type: Cassandra
+	// stores its elements (fields) as separate cells, an INSERT of it writes a
+	// collection tombstone, and WRITETIME and TTL of it are lists.
 	Collection bool
-	index      int // position in Table.columns and in the INSERT's column list
+	index      int    // position in Table.columns and in the INSERT's column list
+	marker     string // bind marker text: "?", or "(?, ?)" for a tuple (see tuple.go)
+}
+
+// Marker is the column's bind marker text in the statements the builders write: "?",
+// or for a tuple column a tuple literal of one marker per element, "(?, ?)" (gocql
+// v1.7.0 cannot bind a whole tuple to one marker); Args splits a value to match.
+func (c Column) Marker() string {
+	if c.marker == "" {
+		return "?"
+	}
+	return c.marker
 }
 
 // Table is a described table: its columns, how a row maps to values, its key encoding
@@ -51,6 +63,9 @@ type Table struct {
 
 	columns []Column       // all: partition key, clustering, static, regular
 	byName  map[string]int // name → index in columns
+
+	hasTuple bool // a column is written as a tuple literal: see InsertRow
+	tupleKey bool // a primary key column is: see KeyArgs
 
 	stmts statements // built by Describe: the table is shared, the strings are per row
 	memo  *memo      // statements built from chosen columns

@@ -1,9 +1,9 @@
 package table
 
 import (
-	"fmt"
-
 	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 )
 
 // protoVersion is the protocol version type infos are stamped with for client-side
@@ -41,15 +41,9 @@ func withProto(ti gocql.TypeInfo) gocql.TypeInfo {
 	return ti
 }
 
-// marshal is gocql.Marshal that turns a panic inside gocql into an error.
-func marshal(ti gocql.TypeInfo, v any) (b []byte, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("gocql cannot marshal %T: %v", v, r)
-		}
-	}()
-	return gocql.Marshal(ti, v)
-}
+// marshal is gocql.Marshal that also encodes vectors and turns a panic inside gocql
+// into an error.
+func marshal(ti gocql.TypeInfo, v any) ([]byte, error) { return cqlvalue.Marshal(ti, v) }
 
 // fits reports whether v can be bound to a column of type ti, without allocating for
 // the common pairs (string→text, int→int, …) and by marshalling for the rest.

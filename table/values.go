@@ -8,6 +8,8 @@ import (
 	"unicode"
 
 	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 )
 
 // Values turns a row into one value per column, in Columns order, ready to bind to
@@ -46,6 +48,14 @@ func (t *Table) Values(row any) ([]any, error) {
 		}
 		if err := fits(c.Type, v); err != nil {
 			return errorFor(ErrBadValue, t, name, fmt.Sprintf("%T for %s: %v", v, c.CQLType, err))
+		}
+		if vt, ok := c.Type.(cqlvalue.VectorType); ok {
+			// gocql v1.7.0 marshals a vector only through a Marshaler: bind its bytes.
+			b, err := cqlvalue.Marshal(vt, v)
+			if err != nil {
+				return errorFor(ErrBadValue, t, name, fmt.Sprintf("%T for %s: %v", v, c.CQLType, err))
+			}
+			v = cqlvalue.Raw(b)
 		}
 		dst[i] = v
 		return nil
@@ -101,23 +111,41 @@ func (t *Table) KeyValues(row any) ([]any, error) {
 }
 
 // normalize maps "no value" forms to nil: nil, gocql.UnsetValue, nil pointers, nil
-// slices and maps. Other values pass unchanged.
+// slices and maps, also behind pointers (gocql binds a *[]T pointing to a nil slice as
+// NULL). Other values pass unchanged.
 func normalize(v any) any {
 	if v == nil || v == gocql.UnsetValue {
 		return nil
 	}
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
-		if rv.IsNil() {
-			return nil
+	if _, ok := v.(gocql.Marshaler); ok {
+		if rv := reflect.ValueOf(v); rv.Kind() != reflect.Pointer || !rv.IsNil() {
+			return v // it says what it binds (cqlvalue.Raw: nil is NULL, kept nil below)
 		}
 	}
-	return v
+	rv := reflect.ValueOf(v)
+	for {
+		switch rv.Kind() {
+		case reflect.Slice, reflect.Map:
+			if rv.IsNil() {
+				return nil
+			}
+			return v
+		case reflect.Pointer, reflect.Interface:
+			if rv.IsNil() {
+				return nil
+			}
+			rv = rv.Elem()
+			continue
+		}
+		return v
+	}
 }
 
 func isEmptyCollection(v any) bool {
 	rv := reflect.ValueOf(v)
+	for rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		rv = rv.Elem()
+	}
 	switch rv.Kind() {
 	case reflect.Slice, reflect.Map, reflect.Array:
 		return rv.Len() == 0

@@ -86,7 +86,8 @@ type Record struct {
 	// latest expiry of any of them, or none if one of them had no TTL.
 	Expires map[string]time.Time
 
-	written int64 // WRITETIME of the record itself (what Reconcile deletes it at)
+	written int64             // WRITETIME of the record itself (what Reconcile deletes it at)
+	raw     map[string][]byte // Values serialised, as read: what a restore binds
 }
 
 // expiresKey prefixes the keys that carry cells' expiries in the record's writetimes
@@ -251,18 +252,16 @@ func (st *Store) readRow(ctx context.Context, t *table.Table, key []any, cons go
 		return rowState{}, err
 	}
 	rs := rowState{values: map[string]any{}, raw: map[string][]byte{}, writeTimes: map[string]int64{}, ttls: map[string]int{}}
+	// Values are read in their serialised form (cqlvalue.Scan): the record keeps them
+	// byte for byte — an empty blob stays empty, not NULL, and a vector needs no codec.
 	dest := make([]any, 0, 3*len(t.Regular))
-	vals := make([]any, len(t.Regular))
+	vals := make([]*cqlvalue.Scan, len(t.Regular))
 	wts := make([]*int64, len(t.Regular))
 	ttls := make([]*int, len(t.Regular))
 	elemTTLs := make([][]int, len(t.Regular))
 	for i, c := range t.Regular {
-		v, err := cqlvalue.New(c.Type)
-		if err != nil {
-			return rowState{}, fmt.Errorf("tombstone: column %s: %w", c.Name, err)
-		}
-		vals[i] = v
-		dest = append(dest, vals[i], &wts[i])
+		vals[i] = cqlvalue.NewScan(c.Type)
+		dest = append(vals[i].Dest(dest), &wts[i])
 		if c.Collection {
 			dest = append(dest, &elemTTLs[i])
 		} else {
@@ -270,13 +269,13 @@ func (st *Store) readRow(ctx context.Context, t *table.Table, key []any, cons go
 		}
 	}
 	if len(t.Regular) == 0 {
-		k, err := cqlvalue.New(t.PartitionKey[0].Type)
-		if err != nil {
-			return rowState{}, fmt.Errorf("tombstone: column %s: %w", t.PartitionKey[0].Name, err)
-		}
-		dest = append(dest, k)
+		dest = cqlvalue.NewScan(t.PartitionKey[0].Type).Dest(dest)
 	}
-	qry := st.s.Query(q, key...).WithContext(ctx)
+	keyArgs, err := t.KeyArgs(key)
+	if err != nil {
+		return rowState{}, err
+	}
+	qry := st.s.Query(q, keyArgs...).WithContext(ctx)
 	if cons != 0 {
 		qry = qry.Consistency(cons)
 	}
@@ -292,10 +291,10 @@ func (st *Store) readRow(ctx context.Context, t *table.Table, key []any, cons go
 		if wts[i] == nil {
 			continue // null column
 		}
-		v := cqlvalue.Deref(vals[i])
-		b, err := gocql.Marshal(c.Type, v)
+		b := vals[i].Bytes()
+		v, err := cqlvalue.Unmarshal(c.Type, b)
 		if err != nil {
-			return rs, fmt.Errorf("tombstone: encode %s: %w", c.Name, err)
+			v = b // no Go type for it (e.g. a vector inside a UDT): its bytes
 		}
 		rs.values[c.Name], rs.raw[c.Name], rs.writeTimes[c.Name] = v, b, *wts[i]
 		rs.newest = max(rs.newest, *wts[i])
@@ -362,7 +361,7 @@ func (st *Store) Delete(ctx context.Context, t *table.Table, key any, commandID 
 	now := st.cfg.now()
 	rec := Record{Table: tableName(t), ID: clientid.NewTimeUUID(now), CommandID: commandID, Action: ActionDelete,
 		At: now.UTC().Truncate(time.Millisecond), Timestamp: ts, Values: rs.values, WriteTimes: rs.writeTimes,
-		Expires: map[string]time.Time{}}
+		Expires: map[string]time.Time{}, raw: rs.raw}
 	// The record's frozen map carries write times and, under expiresKey, expiries.
 	times := make(map[string]int64, len(rs.writeTimes)+len(rs.ttls))
 	for name, wt := range rs.writeTimes {
@@ -377,7 +376,11 @@ func (st *Store) Delete(ctx context.Context, t *table.Table, key any, commandID 
 	b.Query(st.insertCQL, rec.Table, rowKey, rec.ID, commandID, ActionDelete, rec.At, ts, rs.raw, times, int(st.cfg.ttl/time.Second))
 	// One row deletion at T (a tombstone shadows cells with timestamps <= its own): the
 	// row marker has no readable timestamp, so only a deletion at T also removes it.
-	b.Query(t.DeleteRow(), append([]any{ts}, keyVals...)...)
+	keyArgs, err := t.KeyArgs(keyVals)
+	if err != nil {
+		return Record{}, err
+	}
+	b.Query(t.DeleteRow(), append([]any{ts}, keyArgs...)...)
 	// The batch timestamp applies to the tombstone record only; the delete has its own.
 	if err := st.cfg.policy.ExecBatch(ctx, st.s, b, retry.AtTimestamp(st.cfg.policy.Clock().Next())); err != nil {
 		return rec, fmt.Errorf("tombstone: delete %s: %w", rec.Table, err)

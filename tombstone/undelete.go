@@ -40,12 +40,19 @@ func (st *Store) list(ctx context.Context, t *table.Table, rowKey []byte) ([]Rec
 			break
 		}
 		r.WriteTimes, r.Expires = splitTimes(times)
+		for name, b := range raw {
+			if b == nil {
+				// gocql reads an empty map value as nil; the record holds no NULLs (null
+				// cells are not recorded), so it is an empty value, e.g. a blob 0x.
+				raw[name] = []byte{}
+			}
+		}
 		vals, err := decodeValues(t, raw)
 		if err != nil {
 			iter.Close()
 			return nil, err
 		}
-		r.Values = vals
+		r.Values, r.raw = vals, raw
 		out = append(out, r)
 	}
 	if err := iter.Close(); err != nil {
@@ -74,14 +81,11 @@ func decodeValues(t *table.Table, raw map[string][]byte) (map[string]any, error)
 		if !ok {
 			return nil, fmt.Errorf("tombstone: recorded column %q no longer in %s", name, tableName(t))
 		}
-		p, err := cqlvalue.New(c.Type)
+		v, err := cqlvalue.Unmarshal(c.Type, b)
 		if err != nil {
-			return nil, fmt.Errorf("tombstone: decode %s: %w", name, err)
+			v = cqlvalue.Raw(b) // no Go type for it (e.g. a vector inside a UDT): its bytes
 		}
-		if err := gocql.Unmarshal(c.Type, b, p); err != nil {
-			return nil, fmt.Errorf("tombstone: decode %s: %w", name, err)
-		}
-		vals[name] = cqlvalue.Deref(p)
+		vals[name] = v
 	}
 	return vals, nil
 }
@@ -103,6 +107,8 @@ type Plan struct {
 	RestoreTTL map[string]time.Duration
 	// Current are the row's values now (nil when the row does not exist).
 	Current map[string]any
+
+	restoreRaw map[string][]byte // Restore serialised, as read by the delete
 }
 
 // Plan shows what Undelete(ctx, t, key, commandID) would do — the values it would
@@ -137,16 +143,16 @@ func (st *Store) Plan(ctx context.Context, t *table.Table, key any, commandID st
 		return p, nil
 	}
 	p.Tombstone = recs[0]
-	p.Restore, p.RestoreTTL = map[string]any{}, map[string]time.Duration{}
+	p.Restore, p.RestoreTTL, p.restoreRaw = map[string]any{}, map[string]time.Duration{}, map[string][]byte{}
 	now := st.cfg.now().Unix()
 	for name, v := range recs[0].Values {
 		exp, ok := recs[0].Expires[name]
 		if !ok {
-			p.Restore[name] = v
+			p.Restore[name], p.restoreRaw[name] = v, recs[0].raw[name]
 			continue
 		}
 		if left := exp.Unix() - now; left > 0 { // an expired cell would be gone by now
-			p.Restore[name], p.RestoreTTL[name] = v, time.Duration(left)*time.Second
+			p.Restore[name], p.RestoreTTL[name], p.restoreRaw[name] = v, time.Duration(left)*time.Second, recs[0].raw[name]
 		}
 	}
 	switch {
@@ -274,25 +280,44 @@ func (st *Store) restoreBatch(t *table.Table, keyVals []any, p Plan) (*gocql.Bat
 	}
 	q := cqltext.QuoteQualified(t.Keyspace, t.Name)
 	b := st.s.NewBatch(gocql.UnloggedBatch) // one partition: one mutation, no batch log
-	cols, marks, args := []string{}, []string{}, []any{}
-	for i, c := range t.KeyColumns() {
-		cols, marks, args = append(cols, cqltext.Quote(c.Name)), append(marks, "?"), append(args, keyVals[i])
+	// Cells are bound as the delete read them (cqlvalue.Raw): restored byte for byte.
+	rawOf := func(names []string) []any {
+		out := make([]any, len(names))
+		for i, name := range names {
+			out[i] = cqlvalue.Raw(p.restoreRaw[name])
+		}
+		return out
 	}
-	for _, name := range groups[ttls[0]] {
-		cols, marks, args = append(cols, cqltext.Quote(name)), append(marks, "?"), append(args, p.Restore[name])
+	var names []string
+	for _, c := range t.KeyColumns() {
+		names = append(names, c.Name)
+	}
+	names = append(names, groups[ttls[0]]...)
+	args, err := t.Args(names, append(slices.Clone(keyVals), rawOf(groups[ttls[0]])...))
+	if err != nil {
+		return nil, err
+	}
+	cols, marks := make([]string, len(names)), make([]string, len(names))
+	for i, name := range names {
+		c, _ := t.Column(name)
+		cols[i], marks[i] = cqltext.Quote(name), c.Marker()
 	}
 	b.Query(fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) IF NOT EXISTS USING TTL ?", q,
 		strings.Join(cols, ", "), strings.Join(marks, ", ")), append(args, ttls[0])...)
+	keyArgs, err := t.KeyArgs(keyVals)
+	if err != nil {
+		return nil, err
+	}
 	for _, ttl := range ttls[1:] {
-		args := []any{ttl}
-		for _, name := range groups[ttl] {
-			args = append(args, p.Restore[name])
+		vals, err := t.Args(groups[ttl], rawOf(groups[ttl]))
+		if err != nil {
+			return nil, err
 		}
 		upd, err := t.Update(table.UsingTTL, groups[ttl]...)
 		if err != nil {
 			return nil, err
 		}
-		b.Query(upd, append(args, keyVals...)...)
+		b.Query(upd, append(append([]any{ttl}, vals...), keyArgs...)...)
 	}
 	// Never re-sent (see noRetry); entries stay non-idempotent, so no speculative copies.
 	b.RetryPolicy(noRetry{})

@@ -558,3 +558,109 @@ type marshaledList struct{ elems []int }
 func (l marshaledList) MarshalCQL(info gocql.TypeInfo) ([]byte, error) {
 	return gocql.Marshal(info, l.elems)
 }
+
+// oddTables creates odd_v1 and odd_v2 (same columns, key (id, k blob)) with UDT
+// (frozen and not), vector, tuple and blob columns.
+func oddTables(t testing.TB, s *gocql.Session) {
+	t.Helper()
+	const cols = `(id int, k blob, u ua, fu frozen<ua>, lu list<frozen<ua>>, v vector<float, 3>, tp tuple<int, text>, b blob, n int, PRIMARY KEY (id, k))`
+	harness.Exec(t, s, `CREATE TYPE ua (a int, b blob)`, `CREATE TABLE odd_v1 `+cols, `CREATE TABLE odd_v2 `+cols)
+}
+
+// oddKey maps k to 0x00 || k: an empty blob key is a valid key, which the Transform
+// must receive as []byte{}.
+func oddKey(old map[string]any) (map[string]any, error) {
+	k, ok := old["k"].([]byte)
+	if !ok || k == nil {
+		return nil, fmt.Errorf("k is %#v", old["k"])
+	}
+	return map[string]any{"id": old["id"], "k": append([]byte{0}, k...)}, nil
+}
+
+// TestKeymigrateDualWriteUDTTupleVector: DualWrite of rows with UDT, tuple and vector
+// values, and of a row without them, writes both tables alike. Before: every UDT value
+// was ErrBadValue, and any row failed with gocql's tuple arity error.
+func TestKeymigrateDualWriteUDTTupleVector(t *testing.T) {
+	s, ks := node.Keyspace(t)
+	ctx := context.Background()
+	oddTables(t, s)
+	m, err := keymigrate.New(s, "odd", describe(t, s, ks, "odd_v1"), describe(t, s, ks, "odd_v2"), oddKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ua := map[string]any{"a": 1, "b": []byte{}}
+	for _, row := range []map[string]any{
+		{"id": 1, "k": []byte{1}, "n": 5},
+		{"id": 2, "k": []byte{2}, "u": ua, "fu": ua, "lu": []map[string]any{ua}, "v": []float32{1, 2, 3}, "tp": []any{4, "x"}, "b": []byte{}},
+	} {
+		if _, err := m.DualWrite(ctx, row); err != nil {
+			t.Fatalf("DualWrite(%v): %v", row, err)
+		}
+	}
+	for id, want := range map[int]string{
+		1: `{"u": null, "fu": null, "lu": null, "v": null, "tp": null, "b": null, "n": 5}`,
+		2: `{"u": {"a": 1, "b": "0x"}, "fu": {"a": 1, "b": "0x"}, "lu": [{"a": 1, "b": "0x"}], "v": [1.0, 2.0, 3.0], "tp": [4, "x"], "b": "0x", "n": null}`,
+	} {
+		for _, tbl := range []string{"odd_v1", "odd_v2"} {
+			var got string
+			if err := s.Query(`SELECT JSON u, fu, lu, v, tp, b, n FROM `+tbl+` WHERE id = ?`, id).Scan(&got); err != nil || got != want {
+				t.Fatalf("%s id %d: %s (%v)\nwant %s", tbl, id, got, err, want)
+			}
+		}
+	}
+}
+
+// TestKeymigrateBackfillUDTVectorTupleEmptyBlob: Backfill copies rows with UDT,
+// vector, tuple and empty-blob cells byte for byte, including a row whose clustering
+// key is an empty blob. Before: "no Go type for custom()", and an empty blob key
+// reached the Transform as nil (ErrInvalidKey).
+func TestKeymigrateBackfillUDTVectorTupleEmptyBlob(t *testing.T) {
+	s, ks := node.Keyspace(t)
+	ctx := context.Background()
+	oddTables(t, s)
+	harness.Exec(t, s,
+		`INSERT INTO odd_v1 (id, k, u, fu, lu, v, tp, b, n) VALUES (1, 0x, {a: 1, b: 0x}, {a: 2, b: 0xff}, [{a: 3, b: 0x}], [1.5, 2.5, 3.5], (4, 'x'), 0x, 5)`,
+		`INSERT INTO odd_v1 (id, k, n) VALUES (2, 0x02, 6)`)
+	m, err := keymigrate.New(s, "odd", describe(t, s, ks, "odd_v1"), describe(t, s, ks, "odd_v2"), oddKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Backfill(ctx, keymigrate.WithRanges(4)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		id         int
+		oldK, newK []byte
+	}{{1, []byte{}, []byte{0}}, {2, []byte{2}, []byte{0, 2}}} {
+		var old, cp string
+		const sel = `SELECT JSON u, fu, lu, v, tp, b, n, WRITETIME(n) AS wn FROM `
+		if err := s.Query(sel+`odd_v1 WHERE id = ? AND k = ?`, c.id, c.oldK).Scan(&old); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Query(sel+`odd_v2 WHERE id = ? AND k = ?`, c.id, c.newK).Scan(&cp); err != nil || cp != old {
+			t.Fatalf("id %d: copy %s (%v)\nwant %s", c.id, cp, err, old)
+		}
+	}
+}
+
+// TestKeymigrateBackfillEmptyBlobKey: a row whose clustering key is an empty blob (0x)
+// is copied; the Transform receives []byte{}. Before: it received nil and Backfill
+// stopped with ErrInvalidKey.
+func TestKeymigrateBackfillEmptyBlobKey(t *testing.T) {
+	s, ks := node.Keyspace(t)
+	ctx := context.Background()
+	harness.Exec(t, s, `CREATE TABLE bk_v1 (id int, k blob, n int, PRIMARY KEY (id, k))`,
+		`CREATE TABLE bk_v2 (id int, k blob, n int, PRIMARY KEY (id, k))`,
+		`INSERT INTO bk_v1 (id, k, n) VALUES (1, 0x, 7)`)
+	m, err := keymigrate.New(s, "bk", describe(t, s, ks, "bk_v1"), describe(t, s, ks, "bk_v2"), oddKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Backfill(ctx, keymigrate.WithRanges(4)); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := s.Query(`SELECT n FROM bk_v2 WHERE id = 1 AND k = 0x00`).Scan(&n); err != nil || n != 7 {
+		t.Fatalf("copy: n=%d %v", n, err)
+	}
+}

@@ -647,3 +647,96 @@ func TestOverwriteRefusesListReapply(t *testing.T) {
 		t.Errorf("l = %s after re-applying with the original timestamp, want [7 8] or an error refusing it", got)
 	}
 }
+
+// TestOverwriteUDT: UDT values — frozen, non-frozen, and inside collections — given
+// as maps or structs with cql tags are written and read back (gocql's schema metadata
+// calls a UDT custom(); before, every UDT value was ErrBadValue).
+func TestOverwriteUDT(t *testing.T) {
+	s, ks := node.Keyspace(t)
+	ctx := context.Background()
+	harness.Exec(t, s, `CREATE TYPE addr (street text, zip int)`,
+		`CREATE TYPE person (name text, home frozen<addr>)`,
+		`CREATE TABLE udts (id int PRIMARY KEY, f frozen<addr>, nf addr, p frozen<person>, l list<frozen<addr>>, m map<text, frozen<addr>>, s text)`)
+	tbl := describe(t, s, ks, "udts")
+	type addr struct {
+		Street string `cql:"street"`
+		Zip    int    `cql:"zip"`
+	}
+	row := map[string]any{"id": 1,
+		"f":  map[string]any{"street": "Main", "zip": 10},
+		"nf": addr{Street: "Side", Zip: 20},
+		"p":  map[string]any{"name": "Ada", "home": map[string]any{"street": "Home", "zip": 30}},
+		"l":  []addr{{"A", 1}, {"B", 2}},
+		"m":  map[string]addr{"k": {"K", 3}},
+	}
+	if _, err := overwrite.Row(ctx, s, tbl, row); err != nil {
+		t.Fatal(err)
+	}
+	var f, nf addr
+	var p map[string]any
+	var l []addr
+	var m map[string]addr
+	if err := s.Query(`SELECT f, nf, p, l, m FROM udts WHERE id = 1`).Scan(&f, &nf, &p, &l, &m); err != nil {
+		t.Fatal(err)
+	}
+	home, _ := p["home"].(map[string]any)
+	if f != (addr{"Main", 10}) || nf != (addr{"Side", 20}) || p["name"] != "Ada" || home["street"] != "Home" ||
+		fmt.Sprint(l) != "[{A 1} {B 2}]" || m["k"] != (addr{"K", 3}) {
+		t.Fatalf("read back f=%v nf=%v p=%v l=%v m=%v", f, nf, p, l, m)
+	}
+	// A value that does not fit the UDT is still a typed error naming the column.
+	_, err := overwrite.Row(ctx, s, tbl, map[string]any{"id": 2, "f": map[string]any{"zip": "x"}})
+	var te *overwrite.Error
+	if !errors.Is(err, overwrite.ErrBadValue) || !errors.As(err, &te) || te.Column != "f" {
+		t.Fatalf("bad UDT value: %v", err)
+	}
+}
+
+// TestOverwriteTuple: on a table with tuple columns, a row without the tuple and a row
+// with it (slice, struct, nested tuple, NULL element) are written and read back.
+// gocql v1.7.0 counts a tuple bind marker as one value per element; before, every
+// overwrite of such a table failed with "expected N values send got M".
+func TestOverwriteTuple(t *testing.T) {
+	s, ks := node.Keyspace(t)
+	ctx := context.Background()
+	harness.Exec(t, s, `CREATE TABLE tuples (id int, c int, tp tuple<int, text>, nt frozen<tuple<int, tuple<text, bigint>>>, s text, PRIMARY KEY (id, c))`)
+	tbl := describe(t, s, ks, "tuples")
+	if _, err := overwrite.Row(ctx, s, tbl, map[string]any{"id": 1, "c": 1, "s": "no tuple"}); err != nil {
+		t.Fatalf("row without tuple: %v", err)
+	}
+	type pair struct {
+		N int
+		S *string
+	}
+	if _, err := overwrite.Partition(ctx, s, tbl, []map[string]any{
+		{"id": 2, "c": 1, "tp": []any{7, "x"}, "nt": []any{1, []any{"y", int64(9)}}},
+		{"id": 2, "c": 2, "tp": pair{N: 8}}, // NULL element
+	}); err != nil {
+		t.Fatalf("rows with tuples: %v", err)
+	}
+	var str string
+	var tpN *int
+	var tpS *string
+	if err := s.Query(`SELECT s, tp FROM tuples WHERE id = 1 AND c = 1`).Scan(&str, &tpN, &tpS); err != nil || str != "no tuple" || tpN != nil {
+		t.Fatalf("row 1: s=%q tp=%v %v", str, tpN, err)
+	}
+	var n, nn int
+	var s1 string
+	var inner struct {
+		S string
+		B int64
+	}
+	if err := s.Query(`SELECT tp, nt FROM tuples WHERE id = 2 AND c = 1`).Scan(&n, &s1, &nn, &inner); err != nil {
+		t.Fatal(err)
+	}
+	if n != 7 || s1 != "x" || nn != 1 || inner.S != "y" || inner.B != 9 {
+		t.Fatalf("row 2/1: tp=(%d, %q) nt=(%d, %+v)", n, s1, nn, inner)
+	}
+	if err := s.Query(`SELECT tp FROM tuples WHERE id = 2 AND c = 2`).Scan(&tpN, &tpS); err != nil || tpN == nil || *tpN != 8 || tpS != nil {
+		t.Fatalf("row 2/2: tp=(%v, %v) %v", tpN, tpS, err)
+	}
+	var te *overwrite.Error
+	if _, err := overwrite.Row(ctx, s, tbl, map[string]any{"id": 3, "c": 1, "tp": []any{1}}); !errors.Is(err, overwrite.ErrBadValue) || !errors.As(err, &te) || te.Column != "tp" {
+		t.Fatalf("tuple of the wrong size: %v", err)
+	}
+}
