@@ -59,6 +59,12 @@ type Verdict struct {
 	// Statements counts the statements read (a batch counts its inner statements).
 	Statements int
 
+	// multi: the text may write more than one mutation (a batch of several statements,
+	// an IN list in a write's WHERE): Cassandra sends mutations one by one, so an error
+	// about a later one does not prove the earlier ones were not applied. logged: a
+	// logged batch (all its Unavailable checks run before the batch log is written).
+	multi, logged bool
+
 	// binds are the bind markers whose value decides idempotence: a value bound whole
 	// to a column that is (or, without schema, may be) a non-frozen list. See forValues.
 	binds []bindCheck
@@ -143,6 +149,9 @@ func classifyIn(ks, cql string, schema Schema) Verdict {
 	}
 	if len(stmts) > 1 && v.Kind != KindBatch {
 		v.Kind = KindBatch
+	}
+	if v.Statements > 1 {
+		v.multi = true
 	}
 	return v
 }
@@ -313,6 +322,7 @@ func (c *classifier) batch(t []cqltext.Token) {
 	if i < len(t) && t[i].Is("counter") {
 		c.v.notIdempotent("COUNTER batch")
 	}
+	c.v.logged = !(i < len(t) && (t[i].Is("counter") || t[i].Is("unlogged")))
 	for i < len(t) && !t[i].Is("batch") {
 		i++
 	}
@@ -385,6 +395,9 @@ func (c *classifier) write(t []cqltext.Token) {
 				c.v.note("literal USING TIMESTAMP: every attempt writes the same timestamp")
 			}
 		}
+	}
+	if where := cqltext.IndexKeyword(t, "where", 0); where >= 0 && cqltext.IndexKeyword(t, "in", where) >= 0 {
+		c.v.multi = true // WHERE k IN (…): one mutation per partition
 	}
 	start := len(t)
 	switch {

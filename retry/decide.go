@@ -25,26 +25,57 @@ import (
 //
 //	read timeout                                             retry (reads are idempotent)
 //	counter write timeout, LWT, fatal, context done          never
-func (p *Policy) decide(ctx context.Context, err error, idempotent, pinned bool, attempts int) (bool, Reason) {
+func (p *Policy) decide(ctx context.Context, err error, v Verdict, pinned bool, attempts int) (bool, Reason) {
 	switch {
 	case err == nil:
 		return false, ReasonNoError
 	case ctx != nil && ctx.Err() != nil:
 		return false, ReasonContextDone
-	case !ClassifyError(err).Retryable():
+	case !ClassifyError(err).Retryable() || isCDC(err):
 		return false, ReasonNotRetryable
 	case attempts >= p.cfg.maxAttempts:
 		return false, ReasonAttemptsExhausted
-	case nothingApplied(err):
+	case provesNothingApplied(err, v):
 		return true, ""
 	case batchLogged(err):
 		return false, ReasonBatchLogged
-	case !idempotent:
+	case !v.Idempotent:
 		return false, ReasonNotIdempotent
 	case !pinned:
 		return false, ReasonNotPinned
 	}
 	return true, ""
+}
+
+// provesNothingApplied: the error proves this write applied nothing. Unavailable,
+// Overloaded and Bootstrapping are raised by the coordinator before it sends a mutation
+// — but per mutation (StorageProxy.mutate sends them one by one), so for a write of
+// several mutations (a multi-statement batch, an IN list) they prove nothing about the
+// earlier ones; a logged batch checks every mutation for Unavailable before writing the
+// batch log, while Overloaded can come after the batch log stored it.
+func provesNothingApplied(err error, v Verdict) bool {
+	if !nothingApplied(err) {
+		return false
+	}
+	if !v.multi {
+		return true
+	}
+	return v.logged && ClassifyError(err) == ClassUnavailable
+}
+
+// isCDC: a write timeout or failure of type CDC, or CDC_WRITE_FAILURE: the commit log's
+// CDC space is full; a retry within the backoff cannot help, so it is rethrown.
+func isCDC(err error) bool {
+	var wt *gocql.RequestErrWriteTimeout
+	if errors.As(err, &wt) && wt.WriteType == "CDC" {
+		return true
+	}
+	var wf *gocql.RequestErrWriteFailure
+	if errors.As(err, &wf) && wf.WriteType == "CDC" {
+		return true
+	}
+	var re gocql.RequestError
+	return errors.As(err, &re) && re.Code() == gocql.ErrCodeCDCWriteFailure
 }
 
 // Reason says why an attempt was not retried (Event.Reason): a small fixed set, for

@@ -21,15 +21,16 @@ type doRun struct {
 	mu     sync.Mutex
 	steps  []doStep
 	next   int
-	failed *doStep // the step that failed in the current run
+	failed []doStep // the steps that failed in the current run
 }
 
 type doStep struct {
-	key        string
-	values     []any // the values the step was first sent with
-	ts         int64
-	done       bool
-	idempotent bool
+	key     string
+	values  []any // the values the step was first sent with
+	ts      int64
+	done    bool
+	verdict Verdict // the step's verdict when it last ran
+	err     error   // the step's error when it failed
 }
 
 // Do runs multi-statement work with retry instead of rollback. fn issues its writes
@@ -71,12 +72,17 @@ func Do(ctx context.Context, fn func(ctx context.Context) error, opts ...Option)
 		run.mu.Lock()
 		failed := run.failed
 		run.mu.Unlock()
-		ev := Event{Attempt: attempt, Err: err, Class: ClassifyError(err), Statement: "Do",
-			Idempotent: failed != nil && failed.idempotent}
-		if failed == nil {
+		ev := Event{Attempt: attempt, Err: err, Class: ClassifyError(err), Statement: "Do", Idempotent: len(failed) > 0}
+		if len(failed) == 0 {
 			ev.Reason = ReasonNotAStep
-		} else {
-			ev.Retrying, ev.Reason = p.decide(ctx, err, failed.idempotent, true, attempt)
+		}
+		// Every step that failed in this run is re-sent by the next: each must allow it
+		// (fn may have carried on after a failure, or joined several errors).
+		for _, f := range failed {
+			ev.Idempotent = ev.Idempotent && f.verdict.Idempotent
+			if ev.Retrying, ev.Reason = p.decide(ctx, f.err, f.verdict, true, attempt); !ev.Retrying {
+				break
+			}
 		}
 		if ev.Retrying {
 			ev.Delay = p.delay(attempt)
@@ -125,17 +131,18 @@ func (run *doRun) step(key string, values []any) (int, int64, bool, error) {
 	return i, 0, false, nil
 }
 
-func (run *doRun) finish(i int, ts int64, idempotent bool, err error) {
+func (run *doRun) finish(i int, ts int64, v Verdict, err error) {
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	run.steps[i].ts = ts
-	run.steps[i].idempotent = idempotent
+	run.steps[i].verdict = v
 	if err == nil {
 		run.steps[i].done = true
 		return
 	}
 	s := run.steps[i]
-	run.failed = &s
+	s.err = err
+	run.failed = append(run.failed, s)
 }
 
 // ErrOutsideDo is returned by the package-level Exec and ExecBatch when their context
@@ -145,27 +152,14 @@ var ErrOutsideDo = errors.New("retry: Exec and ExecBatch run steps of Do; outsid
 // Exec is one step of the function given to Do, under Do's policy: skipped when a
 // previous run already applied it, re-sent with its first timestamp and values
 // otherwise (see Do). ctx must be the one Do passed to the function: elsewhere Exec
-// sends nothing and returns ErrOutsideDo.
+// sends nothing and returns ErrOutsideDo. (Policy.Exec with Do's context is a step too,
+// under that Policy.)
 func Exec(ctx context.Context, q *gocql.Query) error {
 	run := doFrom(ctx)
 	if run == nil {
 		return ErrOutsideDo
 	}
-	if q == nil {
-		return errors.New("retry: nil query")
-	}
-	i, ts, done, err := run.step(q.Statement(), snapshot(q.Values()))
-	if err != nil || done {
-		return err
-	}
-	c := execConfig{ts: ts}
-	pq, err := run.policy.pin(ctx, q, c)
-	if err != nil {
-		return err
-	}
-	err = run.policy.execPinned(pq)
-	run.finish(i, pq.timestamp, pq.verdict.Idempotent, err)
-	return err
+	return run.exec(ctx, run.policy, q, execConfig{})
 }
 
 // ExecBatch is Exec for a batch on s: one step of the function given to Do.
@@ -174,6 +168,36 @@ func ExecBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch) error {
 	if run == nil {
 		return ErrOutsideDo
 	}
+	return run.execBatch(ctx, run.policy, s, b, execConfig{})
+}
+
+// exec runs q as the next step of the run, through p. A timestamp the caller brought
+// (AtTimestamp) is part of what must be the same on a re-run.
+func (run *doRun) exec(ctx context.Context, p *Policy, q *gocql.Query, c execConfig) error {
+	if q == nil {
+		return errors.New("retry: nil query")
+	}
+	values := snapshot(q.Values())
+	if c.ts != 0 {
+		values = append(values, c.ts)
+	}
+	i, ts, done, err := run.step(q.Statement(), values)
+	if err != nil || done {
+		return err
+	}
+	if ts != 0 {
+		c.ts = ts
+	}
+	pq, err := p.pin(ctx, q, c)
+	if err != nil {
+		return err
+	}
+	err = p.execPinned(pq)
+	run.finish(i, pq.timestamp, pq.verdict, err)
+	return err
+}
+
+func (run *doRun) execBatch(ctx context.Context, p *Policy, s *gocql.Session, b *gocql.Batch, c execConfig) error {
 	if s == nil || b == nil {
 		return errors.New("retry: nil session or batch")
 	}
@@ -183,16 +207,22 @@ func ExecBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch) error {
 		keys[i] = e.Stmt
 		values = append(values, snapshot(e.Args)...)
 	}
+	if c.ts != 0 {
+		values = append(values, c.ts)
+	}
 	i, ts, done, err := run.step("BATCH:"+strings.Join(keys, "\x00"), values)
 	if err != nil || done {
 		return err
 	}
-	pb, err := run.policy.pinBatch(ctx, s, b, execConfig{ts: ts})
+	if ts != 0 {
+		c.ts = ts
+	}
+	pb, err := p.pinBatch(ctx, s, b, c)
 	if err != nil {
 		return err
 	}
-	err = run.policy.execPinnedBatch(s, pb)
-	run.finish(i, pb.timestamp, pb.verdict.Idempotent, err)
+	err = p.execPinnedBatch(s, pb)
+	run.finish(i, pb.timestamp, pb.verdict, err)
 	return err
 }
 

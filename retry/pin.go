@@ -20,6 +20,9 @@ type execState struct {
 	verdict   Verdict
 	lastWhy   string
 	trace     Trace
+	// mayHaveApplied: some attempt failed in a way that may have applied the write; the
+	// outcome is then unknown whatever the last attempt's error says.
+	mayHaveApplied bool
 }
 
 // execPolicy is the gocql.RetryPolicy of one pinned execution. gocql calls Attempt and
@@ -44,7 +47,13 @@ func (e execPolicy) GetRetryType(err error) gocql.RetryType {
 	st.mu.Lock()
 	attempts, v := st.attempts, st.verdict
 	st.mu.Unlock()
-	retry, reason := e.p.decide(st.ctx, err, v.Idempotent, true, attempts)
+	if c := ClassifyError(err); c.MayHaveApplied() || c == ClassCanceled ||
+		nothingApplied(err) && !provesNothingApplied(err, v) {
+		st.mu.Lock()
+		st.mayHaveApplied = true
+		st.mu.Unlock()
+	}
+	retry, reason := e.p.decide(st.ctx, err, v, true, attempts)
 	ev := Event{Attempt: attempts, Err: err, Class: ClassifyError(err), Idempotent: v.Idempotent,
 		Statement: st.statement, Retrying: retry}
 	if retry {
@@ -71,6 +80,7 @@ func (e execPolicy) GetRetryType(err error) gocql.RetryType {
 // verdict and timestamp.
 type pinned struct {
 	query     *gocql.Query
+	values    []any // taken before executing: gocql's speculative goroutines share the query
 	verdict   Verdict
 	timestamp int64 // 0 for reads: nothing to pin
 	state     *execState
@@ -102,8 +112,8 @@ func (p *Policy) pin(ctx context.Context, q *gocql.Query, c execConfig) (pinned,
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	stmt := q.Statement()
-	v, err := c.apply(p.classify(p.cfg.schema, q.Keyspace(), stmt).forValues(q.Values()))
+	stmt, values := q.Statement(), q.Values()
+	v, err := c.apply(p.classify(p.cfg.schema, q.Keyspace(), stmt).forValues(values))
 	if err != nil {
 		return pinned{}, err
 	}
@@ -121,13 +131,22 @@ func (p *Policy) pin(ctx context.Context, q *gocql.Query, c execConfig) (pinned,
 	}
 	ctx, tr := p.begin(ctx, Execution{Operation: op, Keyspace: q.Keyspace(), Statement: stmt,
 		Timestamp: ts, Idempotent: v.Idempotent, Reasons: v.Reasons})
+	var spec gocql.SpeculativeExecutionPolicy // hedging: not yet
 	st := &execState{ctx: ctx, statement: stmt, verdict: v, trace: tr}
 	out := q.WithContext(ctx)
 	out.Idempotent(v.Idempotent).RetryPolicy(execPolicy{p: p, st: st})
+	// Speculative executions only when hedging: gocql lets a speculative attempt that
+	// finds no host answer ErrNoConnections while the real attempt is in flight, which
+	// would read as "nothing applied"; the session's own policy is not used.
+	if spec != nil {
+		out.SetSpeculativeExecutionPolicy(spec)
+	} else {
+		out.SetSpeculativeExecutionPolicy(&gocql.NonSpeculativeExecution{})
+	}
 	if ts != 0 {
 		out.WithTimestamp(ts)
 	}
-	return pinned{query: out, verdict: v, timestamp: ts, state: st}, nil
+	return pinned{query: out, values: values, verdict: v, timestamp: ts, state: st}, nil
 }
 
 // batchVerdict judges a batch: idempotent iff every entry is (with its values) and it is
@@ -140,6 +159,7 @@ func (p *Policy) batchVerdict(schema Schema, b *gocql.Batch) Verdict {
 		v.Statements += ev.Statements
 		v.Writes = v.Writes || ev.Writes
 		v.Conditional = v.Conditional || ev.Conditional
+		v.multi = v.multi || ev.multi
 		if !ev.Idempotent {
 			v.Idempotent = false
 			for _, r := range ev.Reasons {
@@ -150,6 +170,8 @@ func (p *Policy) batchVerdict(schema Schema, b *gocql.Batch) Verdict {
 	if b.Type == gocql.CounterBatch {
 		v.notIdempotent("COUNTER batch")
 	}
+	v.multi = len(b.Entries) > 1 || v.multi
+	v.logged = b.Type == gocql.LoggedBatch
 	return v
 }
 
@@ -181,6 +203,7 @@ func (p *Policy) pinBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch,
 	}
 	ctx, tr := p.begin(ctx, Execution{Operation: op, Keyspace: b.Keyspace(), Statement: texts.String(), Batch: true,
 		Timestamp: ts, Idempotent: v.Idempotent, Reasons: v.Reasons})
+	var spec gocql.SpeculativeExecutionPolicy // hedging: not yet
 	st := &execState{ctx: ctx, statement: fmt.Sprintf("BATCH(%d)", len(b.Entries)), verdict: v, trace: tr}
 	out := b.WithContext(ctx)
 	// The entries are shared with the caller's batch; copy before marking them. gocql
@@ -191,6 +214,11 @@ func (p *Policy) pinBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch,
 	}
 	out.RetryPolicy(execPolicy{p: p, st: st})
 	out.WithTimestamp(ts)
+	if spec != nil {
+		out.SpeculativeExecutionPolicy(spec)
+	} else {
+		out.SpeculativeExecutionPolicy(&gocql.NonSpeculativeExecution{}) // see pin
+	}
 	return pinnedBatch{batch: out, verdict: v, timestamp: ts, state: st}, nil
 }
 
@@ -212,6 +240,9 @@ func (p *Policy) Exec(ctx context.Context, q *gocql.Query, opts ...ExecOption) e
 	if err != nil {
 		return err
 	}
+	if run := doFrom(ctx); run != nil {
+		return run.exec(ctx, p, q, c) // a step of Do: skipped or re-sent as Do decides
+	}
 	pq, err := p.pin(ctx, q, c)
 	if err != nil {
 		return err
@@ -226,7 +257,7 @@ func (p *Policy) execPinned(pq pinned) error {
 	}
 	err := pq.query.Exec()
 	if err != nil {
-		stmt := Statement{CQL: pq.state.statement, Values: pq.query.Values()}
+		stmt := Statement{CQL: pq.state.statement, Values: pq.values}
 		err = p.outcome(err, pq.verdict, pq.timestamp, pq.state, false, gocql.UnloggedBatch, []Statement{stmt})
 	}
 	pq.state.end(err)
@@ -262,6 +293,9 @@ func (p *Policy) ExecBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch
 	if err != nil {
 		return err
 	}
+	if run := doFrom(ctx); run != nil {
+		return run.execBatch(ctx, p, s, b, c) // a step of Do
+	}
 	pb, err := p.pinBatch(ctx, s, b, c)
 	if err != nil {
 		return err
@@ -293,15 +327,18 @@ func (p *Policy) outcome(err error, v Verdict, ts int64, st *execState, batch bo
 		return fmt.Errorf("%w (timestamp %d): %w", ErrBatchLogged, ts, err)
 	}
 	class := ClassifyError(err)
+	st.mu.Lock()
+	attempts, earlier := st.attempts, st.mayHaveApplied
+	st.mu.Unlock()
 	// A context that ended mid-attempt: gocql returns ctx.Err() whether or not the
-	// request had been written (execPinned checked the context before sending).
+	// request had been written (exec checked the context before sending).
 	inFlight := class == ClassCanceled
-	if !v.Writes || !(class.MayHaveApplied() || inFlight) || nothingApplied(err) {
+	mayHave := class.MayHaveApplied() || inFlight || earlier ||
+		nothingApplied(err) && !provesNothingApplied(err, v) ||
+		class == ClassNoHost && attempts > 0
+	if !v.Writes || !mayHave {
 		return err
 	}
-	st.mu.Lock()
-	attempts := st.attempts
-	st.mu.Unlock()
 	if inFlight || attempts == 0 {
 		attempts++ // gocql does not consult the policy after a context error
 	}

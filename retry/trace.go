@@ -1,6 +1,9 @@
 package retry
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // Tracer follows logical executions, for observability (WithTracer; package otel adapts
 // it to OpenTelemetry): Begin once per Exec, ExecBatch or Do, then the Trace it returns
@@ -38,6 +41,9 @@ type Execution struct {
 // "retry.ExecBatch"): packages built on retry pass theirs ("overwrite.Row").
 func Operation(name string) ExecOption {
 	return func(c *execConfig) error {
+		if name == "" {
+			return errors.New("retry: Operation needs a name")
+		}
 		c.operation = name
 		return nil
 	}
