@@ -16,11 +16,13 @@ CQLSH_VERSION="${CQLSH_VERSION:-6.2.2}"
 "$CQLSAFE_ROOT/scripts/dockerd.sh"
 
 # The image is rebuilt when anything that goes into it changes.
-# Every input: this script, the fetch script and shared settings, the launcher and config,
+# Every input: this script, the fetch script and shared settings, the launcher, the config
+# (integration/harness/native, embedded in the harness too),
 # the entrypoint and cqlsh wrapper, and the versions.
 inputs_hash="$( (echo "$CASSANDRA_VERSION $CQLSH_VERSION $ROOTFS_IMAGE"; \
   find "$CQLSAFE_ROOT/scripts/build-image.sh" "$CQLSAFE_ROOT/scripts/fetch-cassandra.sh" "$CQLSAFE_ROOT/scripts/lib.sh" \
-    "$CQLSAFE_ROOT/scripts/cassandra" "$CQLSAFE_ROOT/scripts/image" -type f -print0 | sort -z | xargs -0 cat) \
+    "$CQLSAFE_ROOT/scripts/cassandra" "$CQLSAFE_ROOT/integration/harness/native" "$CQLSAFE_ROOT/scripts/image" \
+    -type f -print0 | sort -z | xargs -0 cat) \
   | sha256sum | cut -c1-16)"
 if [ "$(docker image inspect -f '{{index .Config.Labels "io.cqlsafe.inputs"}}' "$CQLSAFE_LOCAL_IMAGE" 2>/dev/null)" = "$inputs_hash" ]; then
   log "image $CQLSAFE_LOCAL_IMAGE is up to date"
@@ -56,6 +58,8 @@ home="$("$CQLSAFE_ROOT/scripts/fetch-cassandra.sh")"
 ctx="$work/context"
 mkdir -p "$ctx"
 cp -r "$home" "$ctx/cassandra"
+# Native helpers for other platforms are dead weight in a Linux image.
+rm -f "$ctx"/cassandra/lib/*-osx-*.jar "$ctx"/cassandra/lib/*-windows-*.jar "$ctx"/cassandra/lib/*-riscv64.jar
 log "installing cqlsh $CQLSH_VERSION from PyPI into the build context"
 python3 -m pip install -q --no-compile --disable-pip-version-check --root-user-action=ignore --target "$ctx/cqlsh-lib" "cqlsh==$CQLSH_VERSION" \
   || die "pip could not install cqlsh"

@@ -7,8 +7,9 @@
 set -euo pipefail
 
 CQLSAFE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-# 5.0.x: the latest patch release Maven Central serves (cassandra-all; see fetch-cassandra.sh).
-CASSANDRA_VERSION="${CASSANDRA_VERSION:-5.0.9}"
+# CQLSAFE_CASSANDRA_VERSION picks it, as for the harness; 5.0.9 (the harness's
+# DefaultVersion) is the latest 5.0 patch release Maven Central serves.
+CASSANDRA_VERSION="${CASSANDRA_VERSION:-${CQLSAFE_CASSANDRA_VERSION:-5.0.9}}"
 # Downloads and the built Cassandra home are reused between runs from here.
 CQLSAFE_CACHE_DIR="${CQLSAFE_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cqlsafe}"
 CASSANDRA_HOME_DIR="$CQLSAFE_CACHE_DIR/cassandra-$CASSANDRA_VERSION"

@@ -28,8 +28,10 @@ an injected dropped response (written once, same WRITETIME) next to a counter th
 retrying over-counts, an event log append and replay, and a delete + undelete.
 
 Uses --hosts (or CQLSAFE_CASSANDRA_HOSTS) when given; otherwise starts a throwaway
-Cassandra with testcontainers-go (image CQLSAFE_CASSANDRA_IMAGE, default cassandra:5.0)
-and removes it afterwards. Everything is written to a fresh keyspace, dropped at the end.`
+Cassandra and removes it afterwards: a container when a Docker daemon answers (image
+CQLSAFE_CASSANDRA_IMAGE, default cassandra:5.0), else a native node fetched with Maven
+(needs Java 17 and Maven; CQLSAFE_CASSANDRA_VERSION picks the version). Everything is
+written to a fresh keyspace, dropped at the end.`
 
 type demo struct {
 	ctx      context.Context

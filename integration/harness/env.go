@@ -13,6 +13,16 @@ const (
 	EnvImage    = "CQLSAFE_CASSANDRA_IMAGE"
 	EnvRequire  = "CQLSAFE_REQUIRE_CASSANDRA"
 	EnvNodetool = "CQLSAFE_NODETOOL"
+	// EnvVersion picks the Apache Cassandra version of the native node and of the
+	// Docker image (default DefaultVersion, and the image DefaultImage).
+	EnvVersion = "CQLSAFE_CASSANDRA_VERSION"
+	// EnvPaths is the comma-separated list of ways to get a Cassandra, in order, when
+	// CQLSAFE_CASSANDRA_HOSTS is unset: "docker,native" by default.
+	EnvPaths = "CQLSAFE_CASSANDRA_PATHS"
+	// EnvCacheDir holds downloads between runs (default: the user cache dir + /cqlsafe).
+	EnvCacheDir = "CQLSAFE_CACHE_DIR"
+	// EnvJavaHome forces the Java the native node runs on (not version-checked).
+	EnvJavaHome = "CQLSAFE_JAVA_HOME"
 )
 
 // DefaultImage is the image started when CQLSAFE_CASSANDRA_IMAGE is unset.
@@ -50,7 +60,7 @@ func ParseHosts(s string) ([]string, error) {
 }
 
 const howToGetOne = `no Cassandra reachable. Either
+  - set ` + EnvHosts + ` to host:port of a running Cassandra, or
   - start Docker (testcontainers-go starts ` + DefaultImage + ` or $` + EnvImage + `), or
-  - run scripts/native-node.sh start and set ` + EnvHosts + `=127.0.0.1:9042, or
-  - build a local image with scripts/build-image.sh and set ` + EnvImage + ` to it.
+  - install Java 17 and Maven: the harness then runs a native node itself.
 Set ` + EnvRequire + `=1 to make this a failure instead of a skip.`

@@ -8,7 +8,7 @@ import (
 	"github.com/cqlsafe/cqlsafe/integration/harness"
 )
 
-// Start a Cassandra (CQLSAFE_CASSANDRA_HOSTS, or a container of CQLSAFE_CASSANDRA_IMAGE)
+// Start a Cassandra (CQLSAFE_CASSANDRA_HOSTS, a container, or a native node)
 // outside a test, e.g. in a tool. Close is nil-safe, so defer it before checking err.
 func ExampleStart() {
 	if !harness.Required() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -104,7 +105,11 @@ func (n *Node) Require(t testing.TB) {
 		return
 	}
 	reason := howToGetOne
-	if n != nil && n.startErr != nil {
+	var unavailable *UnavailableError
+	switch {
+	case n != nil && errors.As(n.startErr, &unavailable):
+		reason = n.startErr.Error() // says what to do, path by path
+	case n != nil && n.startErr != nil:
 		reason = n.startErr.Error() + "\n" + howToGetOne
 	}
 	if Required() {

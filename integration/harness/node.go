@@ -17,13 +17,38 @@ import (
 // ErrUnavailable is returned by Start when no Cassandra could be found or started.
 var ErrUnavailable = errors.New("harness: no Cassandra available")
 
-// Node is a running Cassandra: a container the harness started, or a cluster named by
-// CQLSAFE_CASSANDRA_HOSTS. A nil *Node is valid: its test helpers skip (or fail, when
-// Cassandra is required).
+// PathError says why one way of getting a Cassandra failed and what to do about it.
+type PathError struct {
+	Path   string // "hosts", "docker" or "native"
+	Reason string
+	Fix    string
+}
+
+func (e *PathError) Error() string { return e.Path + ": " + e.Reason }
+
+// UnavailableError is Start's error when every way failed: one entry per path tried, in
+// order. errors.Is(err, ErrUnavailable) holds.
+type UnavailableError struct{ Tried []*PathError }
+
+func (e *UnavailableError) Error() string {
+	var b strings.Builder
+	b.WriteString("harness: no Cassandra available; tried, in order:")
+	for i, p := range e.Tried {
+		fmt.Fprintf(&b, "\n  %d. %s: %s\n     -> %s", i+1, p.Path, p.Reason, p.Fix)
+	}
+	return b.String()
+}
+
+func (e *UnavailableError) Unwrap() error { return ErrUnavailable }
+
+// Node is a running Cassandra: a container or native node the harness started, or a
+// cluster named by CQLSAFE_CASSANDRA_HOSTS. A nil *Node is valid: its test helpers skip
+// (or fail, when Cassandra is required).
 type Node struct {
 	hosts      []string
 	translator gocql.AddressTranslator
 	container  *tccassandra.CassandraContainer
+	native     *nativeNode
 	nodetool   []string
 	version    string
 	source     string
@@ -36,16 +61,39 @@ type Option func(*config) error
 type config struct {
 	hosts        []string
 	image        string
+	imageSet     bool
+	version      string
+	versionSet   bool
+	paths        []string
 	startTimeout time.Duration
 	progress     func(string)
 }
 
+// The ways Start can get a Cassandra besides CQLSAFE_CASSANDRA_HOSTS, in its default order.
+const (
+	PathDocker = "docker"
+	PathNative = "native"
+)
+
 // defaults: hosts from CQLSAFE_CASSANDRA_HOSTS, image from CQLSAFE_CASSANDRA_IMAGE or
-// DefaultImage, 5 minutes to become ready, progress discarded.
+// DefaultImage, version from CQLSAFE_CASSANDRA_VERSION or DefaultVersion, paths from
+// CQLSAFE_CASSANDRA_PATHS or docker then native, 5 minutes to become ready, progress
+// discarded.
 func defaults() (config, error) {
-	c := config{image: DefaultImage, startTimeout: 5 * time.Minute, progress: func(string) {}}
+	c := config{image: DefaultImage, version: DefaultVersion, paths: []string{PathDocker, PathNative},
+		startTimeout: 5 * time.Minute, progress: func(string) {}}
 	if img := strings.TrimSpace(os.Getenv(EnvImage)); img != "" {
-		c.image = img
+		c.image, c.imageSet = img, true
+	}
+	if v := strings.TrimSpace(os.Getenv(EnvVersion)); v != "" {
+		if err := WithVersion(v)(&c); err != nil {
+			return c, err
+		}
+	}
+	if p := strings.TrimSpace(os.Getenv(EnvPaths)); p != "" {
+		if err := WithPaths(strings.Split(p, ",")...)(&c); err != nil {
+			return c, err
+		}
 	}
 	if h := strings.TrimSpace(os.Getenv(EnvHosts)); h != "" {
 		hosts, err := ParseHosts(h)
@@ -57,7 +105,7 @@ func defaults() (config, error) {
 	return c, nil
 }
 
-// WithHosts uses a running cluster instead of starting a container.
+// WithHosts uses a running cluster instead of starting one.
 func WithHosts(hosts ...string) Option {
 	return func(c *config) error {
 		parsed, err := ParseHosts(strings.Join(hosts, ","))
@@ -75,7 +123,43 @@ func WithImage(image string) Option {
 		if strings.TrimSpace(image) == "" {
 			return errors.New("harness: empty image name")
 		}
-		c.image = image
+		c.image, c.imageSet = image, true
+		return nil
+	}
+}
+
+// WithVersion sets the Apache Cassandra version of the native node (e.g. "4.1.10") and,
+// unless an image is named, the Docker image (cassandra:<version>, or the local
+// cqlsafe/cassandra:<version>-local that scripts/build-image.sh builds).
+func WithVersion(version string) Option {
+	return func(c *config) error {
+		version = strings.TrimSpace(version)
+		if !versionPattern.MatchString(version) {
+			return fmt.Errorf("harness: bad Cassandra version %q (want e.g. %s)", version, DefaultVersion)
+		}
+		c.version, c.versionSet = version, true
+		return nil
+	}
+}
+
+// WithPaths sets which ways Start tries, in order, when no hosts are given: PathDocker,
+// PathNative.
+func WithPaths(paths ...string) Option {
+	return func(c *config) error {
+		var out []string
+		for _, p := range paths {
+			switch p = strings.TrimSpace(p); p {
+			case PathDocker, PathNative:
+				out = append(out, p)
+			case "":
+			default:
+				return fmt.Errorf("harness: unknown path %q in %s (want %s, %s)", p, EnvPaths, PathDocker, PathNative)
+			}
+		}
+		if len(out) == 0 {
+			return fmt.Errorf("harness: no path to try (want %s, %s)", PathDocker, PathNative)
+		}
+		c.paths = out
 		return nil
 	}
 }
@@ -103,9 +187,18 @@ func WithProgress(f func(msg string)) Option {
 
 // Start finds or starts a Cassandra and waits until it is ready: a gocql session answers
 // and schema agreement holds. With hosts (option or CQLSAFE_CASSANDRA_HOSTS) it only
-// connects; otherwise it starts the image through testcontainers-go. The returned
-// node must be closed; Close is safe on a nil or partly started node, so register it
-// before checking the error.
+// connects to them. Otherwise it tries, in order (CQLSAFE_CASSANDRA_PATHS changes it):
+//
+//  1. docker: when a Docker daemon answers and the image is present or can be pulled,
+//     a container through testcontainers-go;
+//  2. native: Apache Cassandra fetched with Maven into the cache directory (version
+//     pinned, checksums checked) and run as a child process on a loopback address with
+//     a private data directory; it dies with this process (see nativeNode).
+//
+// The progress callback says which one it used. When none works the error is an
+// *UnavailableError listing each path, why it failed and what to do. The returned node
+// must be closed; Close is safe on a nil or partly started node, so register it before
+// checking the error.
 func Start(ctx context.Context, opts ...Option) (*Node, error) {
 	c, err := defaults()
 	if err != nil {
@@ -123,6 +216,7 @@ func Start(ctx context.Context, opts ...Option) (*Node, error) {
 	if len(c.hosts) > 0 {
 		n.hosts = c.hosts
 		n.source = "hosts " + strings.Join(c.hosts, ",")
+		c.progress("using " + EnvHosts + "=" + strings.Join(c.hosts, ","))
 		if len(c.hosts) == 1 {
 			// One contact point: connect only to it, whatever address the node announces
 			// (a port-mapped container, docker compose on a laptop).
@@ -133,21 +227,82 @@ func Start(ctx context.Context, opts ...Option) (*Node, error) {
 		if cmd := strings.Fields(os.Getenv(EnvNodetool)); len(cmd) > 0 {
 			n.nodetool = cmd
 		}
-	} else if err := n.startContainer(ctx, c); err != nil {
-		return n, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		c.progress("waiting for CQL and schema agreement on " + strings.Join(n.hosts, ","))
+		if err := n.waitReady(ctx); err != nil {
+			return n, fmt.Errorf("%w: %s: %v", ErrUnavailable, n.source, err)
+		}
+		c.progress(fmt.Sprintf("Cassandra %s ready (%s)", n.version, n.source))
+		return n, nil
 	}
-	c.progress("waiting for CQL and schema agreement on " + strings.Join(n.hosts, ","))
-	if err := n.waitReady(ctx); err != nil {
-		return n, fmt.Errorf("%w: %s: %v", ErrUnavailable, n.source, err)
+	failed := &UnavailableError{Tried: []*PathError{{Path: EnvHosts, Reason: "not set",
+		Fix: "set it to host:port of a running Cassandra to use that one"}}}
+	for _, path := range c.paths {
+		if ctx.Err() != nil {
+			failed.Tried = append(failed.Tried, pathErr(path, "not tried: "+ctx.Err().Error(), "raise the start timeout"))
+			continue
+		}
+		c.progress("trying " + path)
+		err := n.startPath(ctx, c, path)
+		if err == nil {
+			c.progress("waiting for CQL and schema agreement on " + strings.Join(n.hosts, ","))
+			if err = n.waitReady(ctx); err == nil {
+				c.progress(fmt.Sprintf("Cassandra %s ready (%s)", n.version, n.source))
+				return n, nil
+			}
+			err = pathErr(path, n.source+": "+err.Error(), "see the progress lines above")
+		}
+		pe, ok := err.(*PathError)
+		if !ok {
+			pe = pathErr(path, err.Error(), "see the progress lines above")
+		}
+		c.progress(pe.Error() + "; trying the next way")
+		failed.Tried = append(failed.Tried, pe)
+		// Whatever half-started goes before the next path starts.
+		cctx, ccancel := context.WithTimeout(context.Background(), time.Minute)
+		_ = n.Close(cctx)
+		ccancel()
+		n = &Node{}
 	}
-	c.progress(fmt.Sprintf("Cassandra %s ready (%s)", n.version, n.source))
-	return n, nil
+	return n, failed
 }
 
-// Close stops the container the harness started. It never stops an external cluster and
-// is safe on a nil node.
+func (n *Node) startPath(ctx context.Context, c config, path string) error {
+	switch path {
+	case PathDocker:
+		img, err := pickImage(ctx, c)
+		if err != nil {
+			return err
+		}
+		c.image = img
+		if err := n.startContainer(ctx, c); err != nil {
+			return pathErr(PathDocker, "starting "+img+": "+err.Error(), "check Docker, or let the native node run")
+		}
+		return nil
+	case PathNative:
+		if err := n.startNative(ctx, c); err != nil {
+			return err
+		}
+		n.hosts = []string{n.native.hostPort}
+		n.translator, _ = ConnectOnly(n.native.hostPort)
+		n.nodetool = n.native.nodetool
+		n.source = fmt.Sprintf("native node %s, Cassandra %s from Maven Central", n.native.hostPort, c.version)
+		return nil
+	}
+	return fmt.Errorf("harness: unknown path %q", path)
+}
+
+// Close stops the container or native node the harness started and removes its data. It
+// never stops an external cluster and is safe on a nil node.
 func (n *Node) Close(ctx context.Context) error {
-	if n == nil || n.container == nil {
+	if n == nil {
+		return nil
+	}
+	if n.native != nil {
+		err := n.native.close()
+		n.native = nil
+		return err
+	}
+	if n.container == nil {
 		return nil
 	}
 	return n.container.Terminate(ctx)

@@ -3,8 +3,6 @@ package cqlvalue
 import (
 	"math/big"
 	"testing"
-
-	"gopkg.in/inf.v0"
 )
 
 func TestCqlvalueEqual(t *testing.T) {
@@ -14,7 +12,7 @@ func TestCqlvalueEqual(t *testing.T) {
 	}{
 		{map[*big.Int]int{big.NewInt(1): 2, big.NewInt(3): 4}, map[*big.Int]int{big.NewInt(3): 4, big.NewInt(1): 2}, true},
 		{map[*big.Int]int{big.NewInt(1): 2}, map[*big.Int]int{big.NewInt(1): 3}, false},
-		{map[*inf.Dec]string{inf.NewDec(15, 1): "x"}, map[*inf.Dec]string{inf.NewDec(15, 1): "x"}, true},
+		{map[*big.Float]string{big.NewFloat(1.5): "x"}, map[*big.Float]string{big.NewFloat(1.5): "x"}, true},
 		{[]*big.Int{big.NewInt(7)}, []*big.Int{big.NewInt(7)}, true},
 		{[]int{1, 2}, []int{2, 1}, false},
 		{map[string]int{}, nil, true},
