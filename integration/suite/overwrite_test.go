@@ -740,3 +740,22 @@ func TestOverwriteTuple(t *testing.T) {
 		t.Fatalf("tuple of the wrong size: %v", err)
 	}
 }
+
+// TestOverwriteConsistencyAny: overwrite.WithConsistency(gocql.Any) is silently
+// ignored (the batch is sent at the session's consistency: `if o.consistency != 0`, and
+// ANY is 0) — an accepted option value that does nothing. At ANY the write below
+// succeeds; at the session's QUORUM it is Unavailable (RF 3 on one node).
+func TestOverwriteConsistencyAny(t *testing.T) {
+	s, _ := node.Keyspace(t)
+	ks3 := review19Keyspace(t, s, 3)
+	harness.Exec(t, s, `CREATE TABLE `+ks3+`.t (id int PRIMARY KEY, v text)`)
+	tbl := describe(t, s, ks3, "t")
+	// Control: ANY accepts this write on this node.
+	if err := s.Query(`INSERT INTO ` + ks3 + `.t (id, v) VALUES (0, 'any')`).Consistency(gocql.Any).Exec(); err != nil {
+		t.Fatalf("control: INSERT at ANY: %v", err)
+	}
+	_, err := overwrite.Row(context.Background(), s, tbl, map[string]any{"id": 1, "v": "x"}, overwrite.WithConsistency(gocql.Any))
+	if err != nil {
+		t.Errorf("overwrite.Row with WithConsistency(ANY): %v (sent at the session's consistency instead)", err)
+	}
+}
