@@ -26,6 +26,7 @@ type config struct {
 	outbox      Recorder
 	tracer      Tracer
 	nextHost    bool
+	hedge       *hedger // nil: no hedging
 }
 
 // defaults are documented on NewPolicy.
@@ -133,6 +134,25 @@ func WithPolicy(p *Policy) Option {
 // may be the problem (paused, overloaded). On a single node there is no next host and
 // such errors are then not retried.
 func WithTimeoutsOnNextHost() Option { return func(c *config) error { c.nextHost = true; return nil } }
+
+// WithHedging hedges what is safe to repeat: a write the Policy judges repeatable, with
+// its pinned timestamp, gets gocql speculative executions — a second copy to the next
+// host when the first has not answered after a delay drawn from this Policy's recent
+// successful executions. Counters, list appends, LWTs and anything else not repeatable
+// are never hedged. Defaults (see the Hedge… options): delay at the 95th percentile of
+// the last 256 executions, within [2 ms, 250 ms] (250 ms until 32 were seen); at most 2
+// executions of a statement in flight. The session must pick hosts through
+// HedgingHosts, else nothing is hedged (see there why).
+func WithHedging(opts ...HedgeOption) Option {
+	return func(c *config) error {
+		h, err := newHedger(opts)
+		if err != nil {
+			return err
+		}
+		c.hedge = h
+		return nil
+	}
+}
 
 // ServicePreset is a preset for request-serving services, where a caller is waiting:
 // 3 attempts, backoff 20 ms doubling to at most 250 ms, with jitter. Worst case it adds

@@ -131,7 +131,7 @@ func (p *Policy) pin(ctx context.Context, q *gocql.Query, c execConfig) (pinned,
 	}
 	ctx, tr := p.begin(ctx, Execution{Operation: op, Keyspace: q.Keyspace(), Statement: stmt,
 		Timestamp: ts, Idempotent: v.Idempotent, Reasons: v.Reasons})
-	var spec gocql.SpeculativeExecutionPolicy // hedging: not yet
+	ctx, tr, spec := p.cfg.hedge.begin(ctx, tr, v.Idempotent && ts != 0) // hedge only the repeatable and pinned
 	st := &execState{ctx: ctx, statement: stmt, verdict: v, trace: tr}
 	out := q.WithContext(ctx)
 	out.Idempotent(v.Idempotent).RetryPolicy(execPolicy{p: p, st: st})
@@ -203,7 +203,7 @@ func (p *Policy) pinBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch,
 	}
 	ctx, tr := p.begin(ctx, Execution{Operation: op, Keyspace: b.Keyspace(), Statement: texts.String(), Batch: true,
 		Timestamp: ts, Idempotent: v.Idempotent, Reasons: v.Reasons})
-	var spec gocql.SpeculativeExecutionPolicy // hedging: not yet
+	ctx, tr, spec := p.cfg.hedge.begin(ctx, tr, v.Idempotent) // a batch is always pinned
 	st := &execState{ctx: ctx, statement: fmt.Sprintf("BATCH(%d)", len(b.Entries)), verdict: v, trace: tr}
 	out := b.WithContext(ctx)
 	// The entries are shared with the caller's batch; copy before marking them. gocql

@@ -1,0 +1,370 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/clientid"
+	"github.com/cqlsafe/cqlsafe/eventlog"
+	"github.com/cqlsafe/cqlsafe/integration/faultproxy"
+	"github.com/cqlsafe/cqlsafe/overwrite"
+	"github.com/cqlsafe/cqlsafe/retry"
+	"github.com/cqlsafe/cqlsafe/schema"
+)
+
+// hedgeSession is a second session through e's proxies whose hosts are picked through
+// retry.HedgingHosts (token-aware, round-robin), as hedging requires.
+func hedgeSession(t *testing.T, e *env, timeout time.Duration) *gocql.Session {
+	t.Helper()
+	byIP := map[string]int{}
+	for i, px := range e.proxies {
+		byIP[cluster.Addr(i)] = px.Port()
+	}
+	cl := gocql.NewCluster(e.proxies[0].Addr())
+	cl.ProtoVersion = 4
+	cl.Keyspace = e.ks
+	cl.Consistency = gocql.Quorum
+	cl.Timeout = timeout
+	cl.ConnectTimeout = 5 * time.Second
+	cl.PoolConfig.HostSelectionPolicy = retry.HedgingHosts(gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy()))
+	cl.AddressTranslator = gocql.AddressTranslatorFunc(func(ip net.IP, port int) (net.IP, int) {
+		if p, ok := byIP[ip.String()]; ok {
+			return net.IPv4(127, 0, 0, 1), p
+		}
+		return ip, port
+	})
+	s, err := cl.CreateSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+func hedgePolicy() *retry.Policy {
+	return retry.NewPolicy(retry.WithMaxAttempts(8), retry.WithBackoff(5*time.Millisecond, 100*time.Millisecond), retry.WithTimeoutsOnNextHost(),
+		retry.WithHedging(retry.HedgeDelayBounds(2*time.Millisecond, 50*time.Millisecond)))
+}
+
+// writeRun writes n rows into partition part of ev through p on s, 64 workers, then
+// reads every row back with WRITETIME on e.direct: returns writes/s and the rows lost
+// and duplicated (or carrying another WRITETIME than pinned).
+func writeRun(t *testing.T, e *env, s *gocql.Session, p *retry.Policy, part, n int) (rate float64, lost, dup int) {
+	t.Helper()
+	ctx := context.Background()
+	ids := make([]gocql.UUID, n)
+	ts := make([]int64, n)
+	base := time.Now()
+	for i := range ids {
+		ids[i] = clientid.NewTimeUUID(base.Add(time.Duration(i) * time.Microsecond))
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := 0; w < 64; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				ts[i] = p.Clock().Next()
+				for try := 0; try < 5; try++ { // an unknown outcome is re-sent with its pinned timestamp
+					if p.Exec(ctx, s.Query(`INSERT INTO ev (p, id, v) VALUES (?, ?, ?)`, part, ids[i], i), retry.AtTimestamp(ts[i])) == nil {
+						break
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	rate = float64(n) / time.Since(start).Seconds()
+	seen := map[gocql.UUID]bool{}
+	iter := e.direct.Query(`SELECT id, v, WRITETIME(v) FROM ev WHERE p = ?`, part).PageSize(5000).Iter()
+	var id gocql.UUID
+	var v int
+	var wt int64
+	for iter.Scan(&id, &v, &wt) {
+		if seen[id] || v < 0 || v >= n || ids[v] != id || wt != ts[v] {
+			dup++
+		}
+		seen[id] = true
+	}
+	if err := iter.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return rate, n - len(seen), dup
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// TestHedgeDroppedResponsesThroughput: 10% of write responses dropped on every node,
+// hedged writes vs the fault-free run, in alternating rounds. Target: throughput ≥ 0.6×
+// fault-free (without hedging it is ≈ 0.08×: each drop costs a client timeout). Nothing
+// lost or duplicated, every WRITETIME the pinned one.
+func TestHedgeDroppedResponsesThroughput(t *testing.T) {
+	e := newEnv(t, time.Second)
+	e.exec(t, `CREATE TABLE ev (p int, id timeuuid, v int, PRIMARY KEY (p, id))`)
+	s := hedgeSession(t, e, time.Second)
+	p := hedgePolicy()
+	const rounds, n = 6, 3000
+	var ratios []float64
+	for r := 0; r < rounds; r++ {
+		var clean, faulty float64
+		run := func(drop bool) {
+			part := r*2 + map[bool]int{false: 0, true: 1}[drop]
+			if drop {
+				e.setRule(faultproxy.DropFraction(0.10, uint64(part), faultproxy.Writes("INSERT INTO ev")))
+			}
+			rate, lost, dup := writeRun(t, e, s, p, part, n)
+			e.setRule(nil)
+			if lost != 0 || dup != 0 {
+				t.Errorf("round %d (drops %v): %d lost, %d duplicated or with another WRITETIME", r+1, drop, lost, dup)
+			}
+			if drop {
+				faulty = rate
+			} else {
+				clean = rate
+			}
+		}
+		if r%2 == 0 { // which side runs first alternates
+			run(false)
+			run(true)
+		} else {
+			run(true)
+			run(false)
+		}
+		ratios = append(ratios, faulty/clean)
+		t.Logf("round %d: fault-free %.0f writes/s, 10%% dropped %.0f writes/s: %.2f×", r+1, clean, faulty, faulty/clean)
+	}
+	if e.dropped() == 0 {
+		t.Fatal("no response was dropped: the fault was not injected")
+	}
+	m := median(ratios)
+	t.Logf("| hedged writes, 10%% of responses dropped (%d) | median %.2f× fault-free (rounds %.2f–%.2f) | target ≥ 0.6× |", e.dropped(), m, slices.Min(ratios), slices.Max(ratios))
+	if m < 0.6 {
+		targetMissed(t, "median throughput %.2f× fault-free, want ≥ 0.6×", m)
+	}
+}
+
+// TestHedgeFaultFreeCost: hedged vs not hedged with no fault, alternating rounds on the
+// same proxies. Target: hedging costs ≤ 5% throughput.
+func TestHedgeFaultFreeCost(t *testing.T) {
+	e := newEnv(t, time.Second)
+	e.exec(t, `CREATE TABLE ev (p int, id timeuuid, v int, PRIMARY KEY (p, id))`)
+	hs := hedgeSession(t, e, time.Second)
+	hp := hedgePolicy()
+	pp := policy()
+	const rounds, n = 6, 3000
+	var ratios []float64
+	for r := 0; r < rounds; r++ {
+		var plain, hedged float64
+		runPlain := func() {
+			var lost, dup int
+			plain, lost, dup = writeRun(t, e, e.s, pp, r*2, n)
+			if lost != 0 || dup != 0 {
+				t.Errorf("round %d, not hedged: %d lost, %d duplicated", r+1, lost, dup)
+			}
+		}
+		runHedged := func() {
+			var lost, dup int
+			hedged, lost, dup = writeRun(t, e, hs, hp, r*2+1, n)
+			if lost != 0 || dup != 0 {
+				t.Errorf("round %d, hedged: %d lost, %d duplicated", r+1, lost, dup)
+			}
+		}
+		if r%2 == 0 {
+			runPlain()
+			runHedged()
+		} else {
+			runHedged()
+			runPlain()
+		}
+		ratios = append(ratios, hedged/plain)
+		t.Logf("round %d: not hedged %.0f writes/s, hedged %.0f writes/s: %.2f×", r+1, plain, hedged, hedged/plain)
+	}
+	m := median(ratios)
+	t.Logf("| hedging, fault-free | median %.2f× not hedged (rounds %.2f–%.2f) | target ≥ 0.95× |", m, slices.Min(ratios), slices.Max(ratios))
+	if m < 0.95 {
+		targetMissed(t, "hedging costs %.0f%% throughput, want ≤ 5%%", (1-m)*100)
+	}
+}
+
+// TestHedgePausedNode: overwrite.Row and eventlog.Append streams, hedged, while node 2
+// is paused (SIGSTOP) for 5 s. Target: p99 of each ≤ 100 ms (without hedging an append
+// coordinated by the paused node waits for the client timeout). Every row ends at its
+// last acknowledged overwrite with WRITETIME N+1; every acknowledged event exactly once.
+func TestHedgePausedNode(t *testing.T) {
+	e := newEnv(t, 2*time.Second)
+	ctx := context.Background()
+	e.exec(t, `CREATE TABLE shapes (id int PRIMARY KEY, a text, gen int)`)
+	if err := schema.ApplyTemplate(ctx, e.direct, "eventlog", schema.Params{Keyspace: e.ks, ReplicationFactor: 3}); err != nil {
+		t.Fatal(err)
+	}
+	s := hedgeSession(t, e, 2*time.Second)
+	p := hedgePolicy()
+	tbl, err := overwrite.Describe(ctx, s, e.ks, "shapes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := eventlog.New(s, e.ks, "events", eventlog.WithBucketWidth(time.Hour), eventlog.WithRetryPolicy(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Warm the latency window before the fault.
+	for i := 0; i < 100; i++ {
+		if _, err := overwrite.Row(ctx, s, tbl, map[string]any{"id": 1000 + i, "a": "warm", "gen": 0}, overwrite.WithRetryPolicy(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const rows, writers = 40, 4
+	var owLat, apLat latencies
+	type rowState struct {
+		mu    sync.Mutex
+		acked int
+		ts    int64
+		tried map[int]int64 // gen → N of writes whose outcome stayed unknown
+	}
+	st := make([]rowState, rows)
+	for i := range st {
+		st[i].tried = map[int]int64{}
+	}
+	var acked sync.Map // event key → true
+	var ackedN, owErrs, apErrs atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(2)
+		go func(w int) { // overwrites
+			defer wg.Done()
+			for g := 1; ; g++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for id := w; id < rows; id += writers {
+					t0 := time.Now()
+					res, err := overwrite.Row(ctx, s, tbl, map[string]any{"id": id, "a": fmt.Sprint("a", g), "gen": g}, overwrite.WithRetryPolicy(p))
+					st[id].mu.Lock()
+					if err == nil {
+						owLat.add(time.Since(t0))
+						st[id].acked, st[id].ts = g, res.Timestamp
+					} else {
+						owErrs.Add(1)
+						st[id].tried[g] = res.Timestamp
+					}
+					st[id].mu.Unlock()
+				}
+			}
+		}(w)
+		go func(w int) { // appends
+			defer wg.Done()
+			for j := 0; ; j++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				key := fmt.Sprintf("w%d-%d", w, j)
+				at := time.Now().Add(-time.Hour)
+				t0 := time.Now()
+				if _, err := l.Append(ctx, "stream", eventlog.Event{Time: at, Key: []byte(key), Type: "e", Payload: []byte(key), Writer: fmt.Sprint("w", w)}); err != nil {
+					apErrs.Add(1)
+					continue
+				}
+				apLat.add(time.Since(t0))
+				acked.Store(key, true)
+				ackedN.Add(1)
+			}
+		}(w)
+	}
+	time.Sleep(3 * time.Second)
+	if err := cluster.Pause(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Second)
+	if err := cluster.Resume(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second)
+	close(stop)
+	wg.Wait()
+
+	// Read back: each row at its last acknowledged overwrite (or a later unknown one),
+	// its WRITETIME N+1 of that overwrite.
+	var lost int
+	for id := 0; id < rows; id++ {
+		var a string
+		var gen int
+		var wt int64
+		if err := e.direct.Query(`SELECT a, gen, WRITETIME(a) FROM shapes WHERE id = ?`, id).Scan(&a, &gen, &wt); err != nil {
+			t.Errorf("row %d: %v", id, err)
+			continue
+		}
+		r := &st[id]
+		switch {
+		case gen == r.acked && wt == r.ts+1:
+		case gen > r.acked && r.tried[gen] != 0 && wt == r.tried[gen]+1:
+		default:
+			lost++
+			t.Errorf("row %d at gen %d (WRITETIME %d); last acknowledged gen %d at N+1 = %d", id, gen, wt, r.acked, r.ts+1)
+		}
+	}
+	count := map[string]int{}
+	var dups int
+	for ev, err := range l.Read(ctx, "stream") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		count[string(ev.Payload)]++
+		if count[string(ev.Payload)] > 1 {
+			dups++
+		}
+	}
+	acked.Range(func(k, _ any) bool {
+		if count[k.(string)] == 0 {
+			lost++
+		}
+		return true
+	})
+	owP99, apP99 := owLat.p99(), apLat.p99()
+	t.Logf("| hedged, node 2 paused (SIGSTOP) 5 s | overwrite.Row p99 %v (%d errors) | eventlog.Append p99 %v (%d acked, %d errors) | lost %d, duplicated %d | target p99 ≤ 100 ms |",
+		owP99.Round(time.Millisecond), owErrs.Load(), apP99.Round(time.Millisecond), ackedN.Load(), apErrs.Load(), lost, dups)
+	if lost != 0 || dups != 0 {
+		t.Errorf("lost %d, duplicated %d", lost, dups)
+	}
+	if owP99 > 100*time.Millisecond || apP99 > 100*time.Millisecond {
+		targetMissed(t, "p99 overwrite.Row %v, eventlog.Append %v: want ≤ 100 ms", owP99, apP99)
+	}
+}
+
+// targetMissed reports a missed performance target. Lost or duplicated writes always
+// fail the test; a speed target fails it only with CQLSAFE_HEDGE_TARGETS=1 (on a machine
+// the benchmark has to itself), else it is logged: CI shares two cores with three nodes.
+func targetMissed(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CQLSAFE_HEDGE_TARGETS") == "1" {
+		t.Errorf("target missed: "+format, args...)
+		return
+	}
+	t.Logf("TARGET MISSED (reported, not enforced): "+format, args...)
+}

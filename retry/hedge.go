@@ -1,0 +1,330 @@
+package retry
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gocql/gocql"
+)
+
+// Hedging sends a second copy of a slow write before the first has answered: a lost
+// response or a stalled coordinator then costs the hedge delay, not a client timeout.
+// It is safe only for what may run twice — a repeatable statement with a pinned
+// timestamp, where two executions leave Cassandra as one does — so the Policy gives a
+// speculative execution policy to those and to nothing else (counters, list appends,
+// LWTs and unpinned statements are sent once).
+//
+// gocql v1.7.0 runs speculative executions on the query's host iterator, shared with
+// the first execution. One that finds the iterator exhausted (a single node, or every
+// other host already used or down) fails at once with ErrNoConnections, and that
+// result can win the race against a first execution still in flight: hedging would
+// turn a slow write into a failed one. HedgingHosts closes that hole from the host
+// selection side: installed as the session's HostSelectionPolicy, it hands an exhausted
+// iterator of a hedged execution an up host it already gave (the same coordinator
+// again — harmless for a repeatable pinned write, and what rescues a lost response on a
+// single node) instead of nothing, within a bound; and a hedged execution is marked as
+// having been picked through it. The Policy hedges only executions so marked: on a
+// session without HedgingHosts, WithHedging sends every statement once.
+
+// HedgeOption configures hedging (WithHedging).
+type HedgeOption func(*hedgeConfig) error
+
+type hedgeConfig struct {
+	percentile float64
+	floor      time.Duration
+	ceiling    time.Duration
+	inFlight   int
+}
+
+// hedgeWindow is how many recent executions the delay is computed from, and
+// hedgeEvery how often (in executions) it is recomputed.
+const (
+	hedgeWindow   = 256
+	hedgeEvery    = 32
+	hedgeMinCount = 32 // executions seen before the delay leaves the ceiling
+)
+
+// hedgeDefaults are documented on WithHedging.
+func hedgeDefaults() hedgeConfig {
+	return hedgeConfig{percentile: 0.95, floor: 2 * time.Millisecond, ceiling: 250 * time.Millisecond, inFlight: 2}
+}
+
+// HedgePercentile sets the percentile of recent execution latencies after which a
+// hedge is sent: 0 < q < 1 (default 0.95: about one execution in twenty is hedged
+// when nothing is wrong).
+func HedgePercentile(q float64) HedgeOption {
+	return func(c *hedgeConfig) error {
+		if !(q > 0 && q < 1) {
+			return fmt.Errorf("retry: hedge percentile %v outside (0, 1)", q)
+		}
+		c.percentile = q
+		return nil
+	}
+}
+
+// HedgeDelayBounds bounds the hedge delay: never below floor (latencies that small are
+// not worth a second request), never above ceiling (also the delay before enough
+// executions were seen). 0 < floor ≤ ceiling.
+func HedgeDelayBounds(floor, ceiling time.Duration) HedgeOption {
+	return func(c *hedgeConfig) error {
+		if floor <= 0 || ceiling < floor {
+			return fmt.Errorf("retry: hedge delay bounds %v, %v: want 0 < floor ≤ ceiling", floor, ceiling)
+		}
+		c.floor, c.ceiling = floor, ceiling
+		return nil
+	}
+}
+
+// HedgeMaxInFlight bounds the executions of one statement in flight at once, the first
+// included: n ≥ 2 (default 2, one hedge). gocql sends hedge k after k delays.
+func HedgeMaxInFlight(n int) HedgeOption {
+	return func(c *hedgeConfig) error {
+		if n < 2 {
+			return fmt.Errorf("retry: hedge max in flight %d below 2", n)
+		}
+		c.inFlight = n
+		return nil
+	}
+}
+
+// newHedger applies opts over the defaults.
+func newHedger(opts []HedgeOption) (*hedger, error) {
+	c := hedgeDefaults()
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(&c); err != nil {
+			return nil, err
+		}
+	}
+	h := &hedger{cfg: c}
+	h.delayNs.Store(int64(c.ceiling))
+	return h, nil
+}
+
+// hedger keeps a Policy's recent execution latencies and the hedge delay drawn from
+// them. The delay is read on every execution (an atomic load); samples go into a ring
+// under a mutex, and every hedgeEvery samples the percentile is recomputed.
+type hedger struct {
+	cfg     hedgeConfig
+	delayNs atomic.Int64
+
+	mu      sync.Mutex
+	ring    [hedgeWindow]int64 // ns; censored samples are censoredSample
+	n       int                // samples written, total
+	scratch [hedgeWindow]int64
+}
+
+// censoredSample marks an execution that outlasted its hedge delay: its end-to-end
+// latency is not the latency of one request (a hedge answered, or the first answered
+// late), only "at least the delay".
+const censoredSample = int64(1<<63 - 1)
+
+// delay is the current hedge delay.
+func (h *hedger) delay() time.Duration { return time.Duration(h.delayNs.Load()) }
+
+// record adds one successful execution's latency; censored when a hedge had been due.
+func (h *hedger) record(d time.Duration, censored bool) {
+	v := int64(d)
+	if censored {
+		v = censoredSample
+	}
+	h.mu.Lock()
+	h.ring[h.n%hedgeWindow] = v
+	h.n++
+	if h.n%hedgeEvery == 0 && h.n >= hedgeMinCount {
+		h.recompute()
+	}
+	h.mu.Unlock()
+}
+
+// recompute sets the delay to the percentile of the window, h.mu held. Executions that
+// outlasted their delay count as longer than any seen. Where they are more than the
+// percentile leaves room for, the percentile is not known: lost responses and a stalled
+// node look like that, and so does a slower cluster. The delay then stays — a lost
+// response is no reason to wait longer before the next hedge —, unless more than half
+// outlasted it, which only a slowdown explains: then it doubles, so hedges do not
+// double the load of a cluster already slow.
+func (h *hedger) recompute() {
+	n := min(h.n, hedgeWindow)
+	s := h.scratch[:n]
+	copy(s, h.ring[:n])
+	slices.Sort(s)
+	idx := int(h.cfg.percentile*float64(n)+0.999999) - 1
+	idx = max(0, min(idx, n-1))
+	cur := time.Duration(h.delayNs.Load())
+	var next time.Duration
+	switch {
+	case s[idx] != censoredSample:
+		next = time.Duration(s[idx])
+	case s[n/2] == censoredSample:
+		next = 2 * cur
+	default:
+		next = cur
+	}
+	h.delayNs.Store(int64(max(h.cfg.floor, min(next, h.cfg.ceiling))))
+}
+
+// hedgeKey carries an execution's *hedgeExec in its context, for HedgingHosts.
+type hedgeKey struct{}
+
+// hedgeExec is one execution under a hedging Policy: its speculative execution policy
+// (when repeatable and pinned) and the wrapper of its Trace that records its latency.
+type hedgeExec struct {
+	h       *hedger
+	inner   Trace
+	start   time.Time
+	hedged  bool        // repeatable and pinned: offered to gocql for speculation
+	picked  atomic.Bool // the session's host selection went through HedgingHosts
+	delayNs atomic.Int64
+}
+
+var (
+	_ gocql.SpeculativeExecutionPolicy = (*hedgeExec)(nil)
+	_ Trace                            = (*hedgeExec)(nil)
+)
+
+// begin starts one execution's latency record and, when it may be hedged (repeatable
+// and pinned), returns the speculative execution policy to set on the pinned copy,
+// with the context the copy must run with. A nil hedger (no WithHedging) changes
+// nothing.
+func (h *hedger) begin(ctx context.Context, tr Trace, repeatable bool) (context.Context, Trace, gocql.SpeculativeExecutionPolicy) {
+	if h == nil {
+		return ctx, tr, nil
+	}
+	x := &hedgeExec{h: h, inner: tr, start: time.Now(), hedged: repeatable}
+	if !repeatable {
+		return ctx, x, nil
+	}
+	return context.WithValue(ctx, hedgeKey{}, x), x, x
+}
+
+// Attempts is the number of hedges: none unless the host selection went through
+// HedgingHosts, which gocql consults (Pick) before asking.
+func (x *hedgeExec) Attempts() int {
+	if !x.picked.Load() {
+		return 0
+	}
+	return x.h.cfg.inFlight - 1
+}
+
+// Delay is the Policy's current hedge delay; gocql asks once per execution.
+func (x *hedgeExec) Delay() time.Duration {
+	d := x.h.delay()
+	x.delayNs.Store(int64(d))
+	return d
+}
+
+func (x *hedgeExec) Attempt(ev Event) { x.inner.Attempt(ev) }
+
+// End records a successful execution's latency, then ends the inner trace.
+func (x *hedgeExec) End(err error, attempts int) {
+	if err == nil {
+		d := time.Since(x.start)
+		due := time.Duration(x.delayNs.Load())
+		x.h.record(d, x.picked.Load() && due > 0 && d >= due)
+	}
+	x.inner.End(err, attempts)
+}
+
+// HedgingHosts wraps a session's host selection policy so that the Policy can hedge
+// (WithHedging): install it as cluster.PoolConfig.HostSelectionPolicy, outermost, e.g.
+//
+//	cluster.PoolConfig.HostSelectionPolicy = retry.HedgingHosts(gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy()))
+//
+// It picks hosts exactly as inner does. For an execution the Policy hedges, once inner
+// has no further host it hands out hosts it already gave that are still up, at most as
+// many times as hedges and retries of that execution can ask (a speculative execution
+// that finds no host would otherwise fail the whole statement; see the package note on
+// hedging in hedge.go). On a single node a hedge therefore goes to the same node, and
+// so does a retry WithTimeoutsOnNextHost would send to the next host. Statements the
+// Policy does not hedge see inner's iterator unchanged. nil inner is an error at
+// session creation in gocql; HedgingHosts(nil) returns nil.
+func HedgingHosts(inner gocql.HostSelectionPolicy) gocql.HostSelectionPolicy {
+	if inner == nil {
+		return nil
+	}
+	if r, ok := inner.(gocql.ReadyPolicy); ok {
+		return readyHedgingHosts{hedgingHosts{inner}, r}
+	}
+	return hedgingHosts{inner}
+}
+
+// hedgingHosts forwards everything to the wrapped policy but Pick.
+type hedgingHosts struct{ gocql.HostSelectionPolicy }
+
+// readyHedgingHosts keeps the wrapped policy's Ready, which gocql checks by type.
+type readyHedgingHosts struct {
+	hedgingHosts
+	r gocql.ReadyPolicy
+}
+
+func (p readyHedgingHosts) Ready() bool { return p.r.Ready() }
+
+// AddHosts keeps gocql's bulk add when the wrapped policy has one.
+func (p hedgingHosts) AddHosts(hosts []*gocql.HostInfo) {
+	if b, ok := p.HostSelectionPolicy.(interface{ AddHosts([]*gocql.HostInfo) }); ok {
+		b.AddHosts(hosts)
+		return
+	}
+	for _, h := range hosts {
+		p.HostSelectionPolicy.AddHost(h)
+	}
+}
+
+// Pick is the wrapped policy's iterator; for a hedged execution it does not run dry
+// while a host it gave is up.
+func (p hedgingHosts) Pick(q gocql.ExecutableQuery) gocql.NextHost {
+	next := p.HostSelectionPolicy.Pick(q)
+	if q == nil {
+		return next
+	}
+	ctx := q.Context()
+	if ctx == nil {
+		return next
+	}
+	x, _ := ctx.Value(hedgeKey{}).(*hedgeExec)
+	if x == nil {
+		return next
+	}
+	x.picked.Store(true)
+	return hedgeIterator(next, x.h.cfg.inFlight-1+maxRetries)
+}
+
+// maxRetries bounds the re-used hosts a hedged execution's own retries may take.
+// Executions share their attempts, so the Policy's max attempts would be exact; the
+// iterator cannot see the Policy, and more than this many retries on the next host is
+// not a configuration anybody needs.
+const maxRetries = 16
+
+// hedgeIterator is next, then up to extra hosts next gave, again, in the order given;
+// nil once next is done and no given host is up or extra is spent. gocql serialises
+// calls when it speculates.
+func hedgeIterator(next gocql.NextHost, extra int) gocql.NextHost {
+	var given []gocql.SelectedHost
+	done := false
+	i := 0
+	return func() gocql.SelectedHost {
+		if !done {
+			if h := next(); h != nil {
+				given = append(given, h)
+				return h
+			}
+			done = true
+		}
+		for tries := 0; extra > 0 && tries < len(given); tries++ {
+			h := given[i%len(given)]
+			i++
+			if info := h.Info(); info != nil && info.IsUp() {
+				extra--
+				return h
+			}
+		}
+		return nil
+	}
+}
