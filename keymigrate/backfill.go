@@ -134,7 +134,10 @@ type checkpoint struct {
 // of this run. Non-frozen collections are copied whole at their MAXWRITETIME, with the
 // longest of their elements' TTLs (none when any element has none); a non-frozen list
 // only when the new table does not hold it at that time or later (see
-// the package doc). Backfill needs Cassandra 5.0 (MAXWRITETIME, TTL of collections).
+// the package doc). Before Cassandra 5.0, which cannot read a non-frozen collection's or
+// UDT's write times or TTLs, a table with one is a *table.UnsupportedError
+// (table.ErrUnsupported) naming the column, returned before anything is read or
+// written; other column types copy as on 5.0.
 func (m *Migration) Backfill(ctx context.Context, opts ...BackfillOption) (Progress, error) {
 	c := backfillDefaults()
 	for _, o := range opts {
@@ -144,6 +147,12 @@ func (m *Migration) Backfill(ctx context.Context, opts ...BackfillOption) (Progr
 		if err := o(&c); err != nil {
 			return Progress{}, err
 		}
+	}
+	// Before anything is read: on Cassandra < 5.0 a non-frozen collection or UDT is
+	// table.ErrUnsupported here.
+	sc, err := m.scanner()
+	if err != nil {
+		return Progress{}, err
 	}
 	cp := checkpoint{Migration: m.ID, Old: m.old.Keyspace + "." + m.old.Name, New: m.new.Keyspace + "." + m.new.Name, Ranges: c.ranges}
 	done := map[int]bool{}
@@ -174,10 +183,6 @@ func (m *Migration) Backfill(ctx context.Context, opts ...BackfillOption) (Progr
 	prog := Progress{RangesDone: len(done), RangesTotal: c.ranges}
 	seen := map[uint64]uint64{}
 	lim := newLimiter(c.rowsPerSec)
-	sc, err := m.scanner()
-	if err != nil {
-		return Progress{}, err
-	}
 
 	work := make(chan int)
 	errs := make(chan error, c.concurrency)

@@ -21,6 +21,11 @@
 //     one (UNSET), so the new table's default_time_to_live applies, as to any fresh
 //     write. Progress is checkpointed to a file after each range; a crashed backfill
 //     resumes from it, and re-copying a range is harmless (for lists, see below).
+//     For a table too large for one process, RunWorker does the same copy in any
+//     number of workers on any machines: they claim ranges through leases in a
+//     Cassandra table (LWTs, a TTL, renewed while copying), a dead worker's range is
+//     taken over when its lease expires, and Status reports progress from that table.
+//     The command `cqlsafe migrate` runs the stages with it.
 //  3. Run Verify: row counts and a full (or sampled) value comparison after key
 //     transformation; NULL and a zero value (0, "", false) differ. It reports
 //     differences and never fixes anything by itself.
@@ -55,4 +60,15 @@
 //     copy whose outcome was unknown must have settled before the backfill is re-run.
 //   - The copy writes the whole list at its newest element's write time (MAXWRITETIME)
 //     with the longest of its elements' TTLs, or none when any element has none.
+//
+// # Cassandra versions
+//
+// DualWrite, DualDelete and Verify work on every supported version (4.1 and later).
+// Backfill reads each cell's WRITETIME and TTL: on 4.1 that works for scalars, frozen
+// collections, tuples and frozen UDTs, and copies exactly as on 5.0. A non-frozen
+// collection or UDT has one cell per element, whose write times and TTLs only
+// Cassandra 5.0 can read (MAXWRITETIME): before 5.0 Backfill of such a table returns a
+// *table.UnsupportedError naming the column and the cluster's version (errors.Is
+// table.ErrUnsupported) before it reads or writes anything — copying without the
+// write times could overwrite newer dual-written values.
 package keymigrate

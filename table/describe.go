@@ -16,7 +16,8 @@ import (
 )
 
 // Describe reads the table's metadata from the session: partition key, clustering
-// columns, regular and static columns and their types. An unknown keyspace or table is
+// columns, regular and static columns and their types, and the Cassandra version of
+// the cluster's oldest node (CassandraVersion), which the builders adapt to. An unknown keyspace or table is
 // ErrUnknownTable; an invalid name is ErrInvalidName. Names are taken as Cassandra
 // stores them (case-sensitive, unquoted).
 //
@@ -56,7 +57,17 @@ func Describe(ctx context.Context, s *gocql.Session, keyspace, name string) (*Ta
 						return nil, fmt.Errorf("table: describe %s.%s: %w", keyspace, name, err)
 					}
 				}
-				return fromMetadata(tm, udts)
+				// Read once here, kept on the Table: the builders choose by it (see Cell).
+				v, err := clusterVersion(ctx, s)
+				if err != nil {
+					return nil, fmt.Errorf("table: describe %s.%s: %w", keyspace, name, err)
+				}
+				t, err := fromMetadata(tm, udts)
+				if err != nil {
+					return nil, err
+				}
+				t.version = v
+				return t, nil
 			}
 		}
 		if time.Now().After(deadline) {
@@ -128,7 +139,8 @@ func userTypes(ctx context.Context, s *gocql.Session, keyspace string) (map[stri
 // reading it from the session: for callers that hold the metadata already, and for
 // tests that need a Table without Cassandra. Without the session it cannot read the
 // keyspace's user-defined types: a UDT column keeps gocql's custom() type, to which no
-// value can be bound (use Describe).
+// value can be bound (use Describe). Nor does it know the cluster's version: the
+// builders assume Cassandra 5.0 or later (use Describe on an older cluster).
 func FromMetadata(tm *gocql.TableMetadata) (*Table, error) {
 	return fromMetadata(tm, nil)
 }

@@ -28,6 +28,13 @@
 // Bad input — an invalid name, an unknown column, a missing key, a value of the wrong
 // type — is an *Error matching one of the sentinels, returned before anything is sent.
 //
+// Describe also reads the release_version of the cluster's oldest node
+// (CassandraVersion): before Cassandra 5.0 the server refuses WRITETIME and TTL of a
+// non-frozen collection or UDT and has no MAXWRITETIME, so SelectByKey and ScanRange
+// asking for them return an *UnsupportedError (ErrUnsupported) naming the column and
+// the version, never a statement the server would reject. Every other column reads
+// the same on 4.1 and 5.0.
+//
 // The packages that write (overwrite, tombstone, keymigrate) take a *Table;
 // overwrite.Describe is Describe that also refuses counter tables.
 package table

@@ -15,6 +15,10 @@ var (
 	ErrMissingKey       = errors.New("table: missing or null primary key column")
 	ErrBadValue         = errors.New("table: value does not fit the column type")
 	ErrMetadataMismatch = errors.New("table: gocqlx metadata does not match the table")
+	// ErrUnsupported: the cluster's Cassandra version cannot run the statement asked
+	// for (an *UnsupportedError says which column and version). Returned before
+	// anything is sent, instead of the server's error or a different answer.
+	ErrUnsupported = errors.New("table: not supported by the cluster's cassandra version")
 )
 
 // Error is the typed error behind every sentinel: which table, row and column, and why.
@@ -58,3 +62,21 @@ func errorFor(sentinel error, t *Table, column, detail string) *Error {
 	}
 	return e
 }
+
+// UnsupportedError is the typed error behind ErrUnsupported: what the column needs that
+// the cluster's oldest node lacks.
+type UnsupportedError struct {
+	Keyspace, Table, Column string
+	CQLType                 string // the column's type, e.g. "set<text>"
+	Feature                 string // what was asked, e.g. "WRITETIME and TTL of a non-frozen collection or UDT"
+	Version                 string // the cluster's (oldest node's) release_version
+	Needs                   string // the first version that has it, e.g. "5.0"
+}
+
+func (e *UnsupportedError) Error() string {
+	return fmt.Sprintf("%v: table %s.%s column %q (%s): %s needs cassandra %s, the cluster runs %s",
+		ErrUnsupported, e.Keyspace, e.Table, e.Column, e.CQLType, e.Feature, e.Needs, e.Version)
+}
+
+// Unwrap returns ErrUnsupported, so errors.Is matches it.
+func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }

@@ -33,12 +33,18 @@ const (
 	// CellValue reads the value (also what a zero Cell reads).
 	CellValue Cell = 1 << iota
 	// CellWriteTime reads WRITETIME(c), or MAXWRITETIME(c) for a non-frozen
-	// collection (Cassandra 5.0): the newest of its elements' write times.
+	// collection or UDT (Cassandra 5.0): the newest of its elements' write times.
 	CellWriteTime
 	// CellTTL reads TTL(c): the remaining seconds, null for none; for a non-frozen
-	// collection (Cassandra 5.0) the list of its elements' TTLs.
+	// collection or UDT (Cassandra 5.0) the list of its elements' TTLs.
 	CellTTL
 )
+
+// Before Cassandra 5.0 (the Table's CassandraVersion) WRITETIME and TTL of a non-frozen
+// collection or UDT are refused by the server and MAXWRITETIME does not exist: asking
+// for them is an *UnsupportedError (ErrUnsupported) naming the column, not a statement
+// the server would reject. Scalars, frozen collections, tuples and frozen UDTs read the
+// same on every version.
 
 // statements are the per-row statements, built once by FromMetadata.
 type statements struct {
@@ -130,7 +136,8 @@ func (t *Table) CountRange() string { return t.stmts.countRange }
 // SelectByKey returns SELECT <cells of columns> FROM t WHERE <every primary key column>
 // = ?: columns in the order given, each read as cells says (see Cell). With no columns
 // it reads the first partition key column, which tells whether the row exists. Binds:
-// KeyValues. An unknown column is ErrUnknownColumn.
+// KeyValues. An unknown column is ErrUnknownColumn; a write time or TTL the cluster's
+// version cannot read is ErrUnsupported.
 func (t *Table) SelectByKey(cells Cell, columns ...string) (string, error) {
 	return t.memoized(memoSelect, cells, columns, func(sel string) string {
 		return "SELECT " + sel + " FROM " + cqltext.QuoteQualified(t.Keyspace, t.Name) + " WHERE " + equal(t.columns[:t.keyLen()])
@@ -214,6 +221,11 @@ func (t *Table) memoized(kind memoKind, cells Cell, columns []string, build func
 		if i < t.keyLen() {
 			sel = append(sel, q)
 			continue
+		}
+		if cells&(CellWriteTime|CellTTL) != 0 {
+			if err := t.cellTimesSupported(c); err != nil {
+				return "", err
+			}
 		}
 		if cells&CellValue != 0 {
 			sel = append(sel, q)

@@ -69,6 +69,8 @@ type Table struct {
 
 	stmts statements // built by Describe: the table is shared, the strings are per row
 	memo  *memo      // statements built from chosen columns
+
+	version version // the cluster's oldest release at Describe; unknown from FromMetadata
 }
 
 // Columns returns every column: partition key, clustering, static, then regular

@@ -336,3 +336,55 @@ func TestTableMemoBounded(t *testing.T) {
 		t.Fatalf("%d statements built, %d kept; want 1..%d", built, stored, memoMax)
 	}
 }
+
+func TestTableParseVersion(t *testing.T) {
+	for _, tc := range []struct {
+		in           string
+		major, minor int
+	}{
+		{"4.1.10", 4, 1}, {"5.0.9", 5, 0}, {"6.0-alpha2", 6, 0}, {"5.0-SNAPSHOT", 5, 0}, {"3.11.17", 3, 11},
+		{"", 0, 0}, {"x.y", 0, 0}, {"5", 0, 0}, {"-1.0", 0, 0},
+	} {
+		if v := parseVersion(tc.in); v.major != tc.major || v.minor != tc.minor || v.release != tc.in {
+			t.Errorf("parseVersion(%q) = %+v, want %d.%d", tc.in, v, tc.major, tc.minor)
+		}
+	}
+	if !(version{}).atLeast(5, 0) {
+		t.Error("an unknown version must keep the 5.0 statements")
+	}
+	if parseVersion("4.1.10").atLeast(5, 0) || !parseVersion("5.0.9").atLeast(5, 0) || !parseVersion("6.0-alpha2").atLeast(5, 0) {
+		t.Error("atLeast(5, 0)")
+	}
+}
+
+// TestTableCellTimesBefore50: before Cassandra 5.0 a write time or TTL of a non-frozen
+// collection is an *UnsupportedError naming the column and version (the server would
+// refuse WRITETIME(set) and know no MAXWRITETIME); every other column reads as on 5.0.
+func TestTableCellTimesBefore50(t *testing.T) {
+	tbl := mustTable(t, meta())
+	tbl.version = parseVersion("4.1.10")
+	got, err := tbl.SelectByKey(CellValue|CellWriteTime|CellTTL, "Name", "frozen", "tier")
+	if want := `SELECT "Name", WRITETIME("Name"), TTL("Name"), "frozen", WRITETIME("frozen"), TTL("frozen"), "tier", WRITETIME("tier"), TTL("tier") FROM "ks"."t" WHERE "id" = ? AND "seq" = ?`; err != nil || got != want {
+		t.Fatalf("scalars and frozen on 4.1:\n got %s %v\nwant %s", got, err, want)
+	}
+	if got, err := tbl.ScanRange(CellValue, "tags"); err != nil || !strings.HasPrefix(got, `SELECT "tags" FROM`) {
+		t.Fatalf("a collection's value on 4.1: %s %v", got, err)
+	}
+	for _, cells := range []Cell{CellWriteTime, CellTTL, CellValue | CellWriteTime | CellTTL} {
+		for _, build := range []func(Cell, ...string) (string, error){tbl.SelectByKey, tbl.ScanRange} {
+			q, err := build(cells, "Name", "tags")
+			var ue *UnsupportedError
+			if !errors.Is(err, ErrUnsupported) || !errors.As(err, &ue) || ue.Column != "tags" || ue.Version != "4.1.10" || ue.Needs != "5.0" || q != "" {
+				t.Fatalf("cells %b: %q %v, want an UnsupportedError for tags", cells, q, err)
+			}
+			if msg := err.Error(); !strings.Contains(msg, `"tags"`) || !strings.Contains(msg, "4.1.10") || !strings.HasPrefix(msg, "table: ") {
+				t.Fatalf("message %q", msg)
+			}
+		}
+	}
+	on50 := mustTable(t, meta())
+	on50.version = parseVersion("5.0.9")
+	if q, err := on50.SelectByKey(CellWriteTime, "tags"); err != nil || !strings.Contains(q, `MAXWRITETIME("tags")`) {
+		t.Fatalf("5.0: %s %v", q, err)
+	}
+}

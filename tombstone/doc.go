@@ -52,5 +52,17 @@
 // Delete records the columns of the *table.Table it is given, and deletes the whole
 // row: describe the table again after adding a column.
 //
+// # Cassandra versions
+//
+// Cassandra 5.0 and later: every column type. Before 5.0 (table.Describe reads the
+// cluster's oldest version) WRITETIME and TTL of scalars, frozen collections, tuples
+// and frozen UDTs read exactly as on 5.0, so tables of those work the same; but the
+// server refuses them for a non-frozen collection or UDT (one cell per element, no
+// MAXWRITETIME), and without them neither T nor a restored cell's TTL can be known.
+// Delete, Plan, Undelete and Reconcile on such a table return a
+// *table.UnsupportedError naming the column and version (errors.Is
+// table.ErrUnsupported) before anything is read or written. List works on every
+// version. Use frozen<…> columns, or upgrade, to make those tables recoverable.
+//
 // The tombstone table comes from the schema package's "tombstones" template.
 package tombstone

@@ -237,17 +237,24 @@ type rowState struct {
 	newest     int64
 }
 
-// readRow reads the row's regular columns with their write times and TTLs at
-// consistency cons (0: the session's). Non-frozen collections use MAXWRITETIME and
-// per-element TTL() (Cassandra 5.0).
-func (st *Store) readRow(ctx context.Context, t *table.Table, key []any, cons gocql.Consistency) (rowState, error) {
+// readCQL is the statement readRow reads the row with. Before Cassandra 5.0 a table
+// with a non-frozen collection or UDT is table.ErrUnsupported: the callers ask for it
+// before reading or writing anything.
+func readCQL(t *table.Table) (string, error) {
 	cols := make([]string, len(t.Regular))
 	for i, c := range t.Regular {
 		cols[i] = c.Name
 	}
 	// With no regular column the statement reads the first key column: the row exists
 	// or not.
-	q, err := t.SelectByKey(table.CellValue|table.CellWriteTime|table.CellTTL, cols...)
+	return t.SelectByKey(table.CellValue|table.CellWriteTime|table.CellTTL, cols...)
+}
+
+// readRow reads the row's regular columns with their write times and TTLs at
+// consistency cons (0: the session's). Non-frozen collections use MAXWRITETIME and
+// per-element TTL() (Cassandra 5.0).
+func (st *Store) readRow(ctx context.Context, t *table.Table, key []any, cons gocql.Consistency) (rowState, error) {
+	q, err := readCQL(t)
 	if err != nil {
 		return rowState{}, err
 	}
@@ -328,13 +335,18 @@ func cellTTL(ttl *int, elems []int) int {
 //
 // The row is deleted at T, the newest WRITETIME read (Record.Timestamp): a write that
 // lands between the read and the delete survives iff its timestamp is above T. See the
-// package doc for why not per column.
+// package doc for why not per column. Before Cassandra 5.0 a table with a non-frozen
+// collection or UDT is a *table.UnsupportedError (table.ErrUnsupported), returned
+// before anything is read or written.
 func (st *Store) Delete(ctx context.Context, t *table.Table, key any, commandID string) (Record, error) {
 	if commandID == "" {
 		return Record{}, ErrEmptyCommand
 	}
 	keyVals, rowKey, err := rowKeyOf(t, key)
 	if err != nil {
+		return Record{}, err
+	}
+	if _, err := readCQL(t); err != nil {
 		return Record{}, err
 	}
 	for _, c := range t.Regular {

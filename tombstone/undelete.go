@@ -113,12 +113,17 @@ type Plan struct {
 
 // Plan shows what Undelete(ctx, t, key, commandID) would do — the values it would
 // restore and the row as it is now — so a person can decide before anything is applied.
+// Before Cassandra 5.0 a table with a non-frozen collection or UDT is
+// table.ErrUnsupported, as for Delete (and so for Undelete and Reconcile).
 func (st *Store) Plan(ctx context.Context, t *table.Table, key any, commandID string) (Plan, error) {
 	if commandID == "" {
 		return Plan{}, ErrEmptyCommand
 	}
 	keyVals, rowKey, err := rowKeyOf(t, key)
 	if err != nil {
+		return Plan{}, err
+	}
+	if _, err := readCQL(t); err != nil { // before anything is read: see Delete
 		return Plan{}, err
 	}
 	recs, err := st.list(ctx, t, rowKey)
@@ -392,6 +397,9 @@ func (st *Store) Reconcile(ctx context.Context, t *table.Table, fix bool) (Repor
 	var rep Report
 	if t == nil {
 		return rep, errors.New("tombstone: nil table")
+	}
+	if _, err := readCQL(t); err != nil { // before anything is read: see Delete
+		return rep, err
 	}
 	name := tableName(t)
 	iter := st.s.Query(st.scanCQL).WithContext(ctx).PageSize(1000).Iter()

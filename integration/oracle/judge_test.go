@@ -221,9 +221,12 @@ func (r *runner) setup(ctx context.Context, c *oracleCase, k pkey) error {
 }
 
 // read returns the partition's rows as JSON objects, key columns removed, with
-// WRITETIME and TTL of every non-key, non-counter column.
+// WRITETIME and TTL of every non-key, non-counter column. Before Cassandra 5.0, which
+// cannot read them for a non-frozen collection or UDT, those columns are compared by
+// value only.
 func (r *runner) read(ctx context.Context, tb *table, k pkey) ([]map[string]any, error) {
 	var sel, multiTTL []string
+	old := before50()
 	for _, c := range tb.cols {
 		if c.role == rolePartition {
 			continue
@@ -231,6 +234,7 @@ func (r *runner) read(ctx context.Context, tb *table, k pkey) ([]map[string]any,
 		sel = append(sel, c.name)
 		switch {
 		case c.role == roleClustering || c.t.kind == kCounter:
+		case old && c.t.multiCell():
 		case c.t.kind == kUDT && !c.t.frozen:
 			// Per field: SELECT JSON writetime(u) of a non-frozen UDT with a null field
 			// fails in Cassandra 5.0.9 with a NullPointerException.

@@ -232,7 +232,8 @@ func rand64(seed, stream uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 
 
 // plainTables are tables without UDT, tuple and vector columns: the generated themes
 // each hold one, and the library refuses them in places (see CORRECTNESS.md), so these
-// let every operation run over scalars, collections and statics.
+// let every operation run over scalars, collections and statics. Before Cassandra 5.0
+// one more has only frozen collections (see below).
 func plainTables(r *rand.Rand) []*table {
 	elem := func(key bool) *ctype {
 		names := scalarNames
@@ -241,7 +242,7 @@ func plainTables(r *rand.Rand) []*table {
 		}
 		return scalar(pick(r, names))
 	}
-	mk := func(name string, ttl int, clustering int) *table {
+	mk := func(name string, ttl int, clustering int, frozen bool) *table {
 		tb := &table{name: name, theme: "plain", kText: r.IntN(2) == 0, defaultTTL: ttl}
 		kt := "bigint"
 		if tb.kText {
@@ -257,18 +258,24 @@ func plainTables(r *rand.Rand) []*table {
 		for i := 0; i < 4; i++ {
 			reg(elem(false))
 		}
-		reg(&ctype{kind: kList, elems: []*ctype{elem(false)}})
-		reg(&ctype{kind: kSet, elems: []*ctype{elem(true)}})
-		reg(&ctype{kind: kMap, elems: []*ctype{elem(true), elem(false)}})
+		reg(&ctype{kind: kList, frozen: frozen, elems: []*ctype{elem(false)}})
+		reg(&ctype{kind: kSet, frozen: frozen, elems: []*ctype{elem(true)}})
+		reg(&ctype{kind: kMap, frozen: frozen, elems: []*ctype{elem(true), elem(false)}})
 		reg(&ctype{kind: kList, frozen: true, elems: []*ctype{elem(false)}})
 		reg(&ctype{kind: kMap, frozen: true, elems: []*ctype{elem(true), {kind: kSet, frozen: true, elems: []*ctype{elem(true)}}}})
 		if clustering > 0 {
 			tb.cols = append(tb.cols, &column{name: "s0", t: elem(false), role: roleStatic},
-				&column{name: "s1", t: &ctype{kind: kSet, elems: []*ctype{elem(true)}}, role: roleStatic})
+				&column{name: "s1", t: &ctype{kind: kSet, frozen: frozen, elems: []*ctype{elem(true)}}, role: roleStatic})
 		}
 		return tb
 	}
-	return []*table{mk("t_plain", 0, 1), mk("t_plain_ttl", 86400, 2), mk("t_plain_nock", 0, 0)}
+	tables := []*table{mk("t_plain", 0, 1, false), mk("t_plain_ttl", 86400, 2, false), mk("t_plain_nock", 0, 0, false)}
+	if before50() {
+		// tombstone and keymigrate's Backfill refuse non-frozen collections before 5.0
+		// (table.ErrUnsupported): a table of frozen ones lets them run there.
+		tables = append(tables, mk("t_plain_frozen", 0, 1, true))
+	}
+	return tables
 }
 
 // regressionTables hold the minimised schemas of failures the oracle found.

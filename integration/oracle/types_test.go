@@ -3,8 +3,16 @@ package oracle
 import (
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 )
+
+// before50 reports whether the node runs Cassandra before 5.0, which has no vector
+// type and cannot read WRITETIME or TTL of a non-frozen collection or UDT.
+func before50() bool {
+	major, err := strconv.Atoi(strings.SplitN(node.Version(), ".", 2)[0])
+	return err == nil && major < 5
+}
 
 // kind is the shape of a CQL type.
 type kind int
@@ -205,10 +213,21 @@ func (tb *table) ddl(ks string) []string {
 }
 
 // schemaGen builds the run's tables from the seed: one table per theme, together
-// covering every column type in every role Cassandra 5.0 accepts it in.
+// covering every column type in every role Cassandra 5.0 accepts it in (before 5.0:
+// vectors become frozen lists of floats).
 type schemaGen struct {
-	r    *rand.Rand
-	udts []*udtDef
+	r        *rand.Rand
+	udts     []*udtDef
+	noVector bool // before Cassandra 5.0
+}
+
+// vector is a vector<float, dim>, or before Cassandra 5.0, which has none, the nearest
+// type there: a frozen list of floats (one cell, written whole).
+func (g *schemaGen) vector(dim int) *ctype {
+	if g.noVector {
+		return &ctype{kind: kList, frozen: true, elems: []*ctype{scalar("float")}}
+	}
+	return &ctype{kind: kVector, dim: dim}
 }
 
 func pick[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
@@ -238,7 +257,7 @@ func (g *schemaGen) frozenType(depth int, key bool) *ctype {
 		}
 		return scalar(pick(g.r, names))
 	default:
-		return &ctype{kind: kVector, dim: 1 + g.r.IntN(4)}
+		return g.vector(1 + g.r.IntN(4))
 	}
 }
 
@@ -277,7 +296,7 @@ func (g *schemaGen) newUDT(name string, nested, key bool) *udtDef {
 }
 
 func generateSchemas(r *rand.Rand) []*table {
-	g := &schemaGen{r: r}
+	g := &schemaGen{r: r, noVector: before50()}
 	u0 := g.newUDT("ua", false, true) // usable in clustering keys: no duration inside
 	u1 := g.newUDT("ub", true, false)
 	udts := []*udtDef{u0, u1}
@@ -306,7 +325,7 @@ func generateSchemas(r *rand.Rand) []*table {
 		for i, n := range scalarNames {
 			cols = append(cols, reg(i, scalar(n)))
 		}
-		cols = append(cols, reg(len(scalarNames), &ctype{kind: kVector, dim: 3}))
+		cols = append(cols, reg(len(scalarNames), g.vector(3)))
 		for i := 0; i < 3; i++ {
 			cols = append(cols, st(i, scalar(pick(r, scalarNames))))
 		}
@@ -367,7 +386,7 @@ func generateSchemas(r *rand.Rand) []*table {
 	{
 		cols := []*column{reg(0, scalar(pick(r, scalarNames))), reg(1, scalar(pick(r, scalarNames))),
 			reg(2, g.collection(kList, false)), reg(3, g.collection(kSet, false)), reg(4, g.collection(kMap, false)),
-			reg(5, u1.ref(false)), reg(6, &ctype{kind: kVector, dim: 2}), reg(7, &ctype{kind: kTuple, elems: []*ctype{scalar("int"), g.frozenType(1, false)}})}
+			reg(5, u1.ref(false)), reg(6, g.vector(2)), reg(7, &ctype{kind: kTuple, elems: []*ctype{scalar("int"), g.frozenType(1, false)}})}
 		add("nock", cols)
 	}
 	// counters: counter columns in their own table, one static.

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/cqlsafe/cqlsafe/keymigrate"
 	"github.com/cqlsafe/cqlsafe/overwrite"
 	"github.com/cqlsafe/cqlsafe/retry"
+	"github.com/cqlsafe/cqlsafe/table"
 	"github.com/gocql/gocql"
 )
 
@@ -237,7 +240,7 @@ func TestKeymigrateBadInput(t *testing.T) {
 // are gone from both tables after it, and stay gone when the backfill re-copies.
 func TestKeymigrateDualDelete(t *testing.T) {
 	s, ks := node.Keyspace(t)
-	kvTables(t, s, "")
+	kvTables(t, s, "", true)
 	m := kvMigration(t, s, ks)
 	ctx := context.Background()
 	const n = 200
@@ -302,11 +305,19 @@ func TestKeymigrateDualDelete(t *testing.T) {
 }
 
 // kvTables creates kv_v1 and kv_v2 with scalar, list, frozen list and set columns;
-// with is appended to kv_v2's definition (table options).
-func kvTables(t testing.TB, s *gocql.Session, with string) {
+// with is appended to kv_v2's definition (table options). For a test that backfills
+// (backfill set), l and st are frozen before Cassandra 5.0, where Backfill refuses
+// non-frozen collections (TestKeymigrateBackfillUnsupportedBefore50). It returns
+// whether they are.
+func kvTables(t testing.TB, s *gocql.Session, with string, backfill bool) (frozen bool) {
 	t.Helper()
-	const cols = `(id int, k text, n int, s text, b boolean, l list<int>, fl frozen<list<int>>, st set<int>, PRIMARY KEY (id, k))`
+	l, st := "list<int>", "set<int>"
+	if frozen = backfill && before50(); frozen {
+		l, st = "frozen<list<int>>", "frozen<set<int>>"
+	}
+	cols := `(id int, k text, n int, s text, b boolean, l ` + l + `, fl frozen<list<int>>, st ` + st + `, PRIMARY KEY (id, k))`
 	harness.Exec(t, s, `CREATE TABLE kv_v1 `+cols, `CREATE TABLE kv_v2 `+cols+" "+with)
+	return frozen
 }
 
 // kvKey is the kv migration's transform: the clustering key gets a prefix.
@@ -345,7 +356,7 @@ func kvRow(t testing.TB, s *gocql.Session, table string, id int, k string) (n *i
 // untouched in both tables, like an absent column.
 func TestKeymigrateTypedNilIsUnset(t *testing.T) {
 	s, ks := node.Keyspace(t)
-	kvTables(t, s, "")
+	kvTables(t, s, "", false)
 	m := kvMigration(t, s, ks)
 	ctx := context.Background()
 	if _, err := m.DualWrite(ctx, map[string]any{"id": 1, "k": "a", "n": 5, "s": "x"}); err != nil {
@@ -366,7 +377,7 @@ func TestKeymigrateTypedNilIsUnset(t *testing.T) {
 // new one is a difference.
 func TestKeymigrateVerifyZeroVsNull(t *testing.T) {
 	s, ks := node.Keyspace(t)
-	kvTables(t, s, "")
+	kvTables(t, s, "", false)
 	harness.Exec(t, s,
 		`INSERT INTO kv_v1 (id, k, n, s, b) VALUES (1, 'zero', 0, '', false)`,
 		`INSERT INTO kv_v2 (id, k) VALUES (1, 'n-zero')`, // lost to NULL
@@ -400,7 +411,12 @@ func TestKeymigrateVerifyZeroVsNull(t *testing.T) {
 // keep what remains of theirs.
 func TestKeymigrateBackfillInheritsDefaultTTL(t *testing.T) {
 	s, ks := node.Keyspace(t)
-	kvTables(t, s, "WITH default_time_to_live = 600")
+	var set []int
+	var setTTL any = &set // a non-frozen set: a TTL per element
+	var frozenTTL *int
+	if kvTables(t, s, "WITH default_time_to_live = 600", true) {
+		setTTL = &frozenTTL // a frozen set: one cell
+	}
 	harness.Exec(t, s,
 		`INSERT INTO kv_v1 (id, k, s, st) VALUES (1, 'plain', 'x', {1, 2})`,
 		`INSERT INTO kv_v1 (id, k, s) VALUES (2, 'ttl', 'y') USING TTL 3600`)
@@ -408,9 +424,11 @@ func TestKeymigrateBackfillInheritsDefaultTTL(t *testing.T) {
 		t.Fatal(err)
 	}
 	var plain, withTTL *int
-	var set []int
-	if err := s.Query(`SELECT TTL(s), TTL(st) FROM kv_v2 WHERE id = 1 AND k = 'n-plain'`).Scan(&plain, &set); err != nil {
+	if err := s.Query(`SELECT TTL(s), TTL(st) FROM kv_v2 WHERE id = 1 AND k = 'n-plain'`).Scan(&plain, setTTL); err != nil {
 		t.Fatal(err)
+	}
+	if frozenTTL != nil {
+		set = []int{*frozenTTL, *frozenTTL}
 	}
 	if err := s.Query(`SELECT TTL(s) FROM kv_v2 WHERE id = 2 AND k = 'n-ttl'`).Scan(&withTTL); err != nil {
 		t.Fatal(err)
@@ -430,8 +448,11 @@ func TestKeymigrateBackfillInheritsDefaultTTL(t *testing.T) {
 // resumed backfill; a backfill after a dual write of the same row) leaves each list as
 // the source holds it.
 func TestKeymigrateListsNotDuplicated(t *testing.T) {
+	if before50() {
+		t.Skipf("Cassandra %s: Backfill of a non-frozen list needs its write times (5.0) and is refused (TestKeymigrateBackfillUnsupportedBefore50)", node.Version())
+	}
 	s, ks := node.Keyspace(t)
-	kvTables(t, s, "")
+	kvTables(t, s, "", false)
 	const n = 60
 	for i := 0; i < n; i++ {
 		//cqlsafe:ignore list-assignment setup rows, written once
@@ -478,7 +499,7 @@ func TestKeymigrateListsNotDuplicated(t *testing.T) {
 // completes without duplicates.
 func TestKeymigrateListWritesNotRetried(t *testing.T) {
 	s0, ks := node.Keyspace(t)
-	kvTables(t, s0, "")
+	kvTables(t, s0, "", false)
 	for i := 0; i < 20; i++ {
 		//cqlsafe:ignore list-assignment setup rows, written once
 		if err := s0.Query(`INSERT INTO kv_v1 (id, k, l) VALUES (?, 'a', [1, 2])`, i).Exec(); err != nil {
@@ -512,6 +533,14 @@ func TestKeymigrateListWritesNotRetried(t *testing.T) {
 		if !errors.Is(err, retry.ErrOutcomeUnknown) || !errors.Is(err, retry.ErrNotIdempotent) {
 			t.Errorf("row %d: dual write with a dropped response: %v, want an unknown outcome, not retried", tc.id, err)
 		}
+	}
+	if before50() {
+		// Backfill of a non-frozen list needs its write times (5.0): refused there, see
+		// TestKeymigrateBackfillUnsupportedBefore50. The dual writes above are checked.
+		if _, err := blind.Backfill(ctx, keymigrate.WithRanges(4)); !errors.Is(err, table.ErrUnsupported) {
+			t.Fatalf("Backfill on %s: %v, want table.ErrUnsupported", node.Version(), err)
+		}
+		return
 	}
 	px.SetRule(faultproxy.DropNext(1, faultproxy.Writes("kv_v2")))
 	_, err := blind.Backfill(ctx, keymigrate.WithRanges(4), keymigrate.WithConcurrency(1))
@@ -560,11 +589,23 @@ func (l marshaledList) MarshalCQL(info gocql.TypeInfo) ([]byte, error) {
 }
 
 // oddTables creates odd_v1 and odd_v2 (same columns, key (id, k blob)) with UDT
-// (frozen and not), vector, tuple and blob columns.
-func oddTables(t testing.TB, s *gocql.Session) {
+// (frozen and not), vector, tuple and blob columns, and returns their non-key columns
+// for a SELECT. Before Cassandra 5.0 there is no vector type (v is left out), and for
+// a backfill u and lu are frozen there: Backfill refuses non-frozen ones before 5.0
+// (TestKeymigrateBackfillUnsupportedBefore50).
+func oddTables(t testing.TB, s *gocql.Session, backfill bool) string {
 	t.Helper()
-	const cols = `(id int, k blob, u ua, fu frozen<ua>, lu list<frozen<ua>>, v vector<float, 3>, tp tuple<int, text>, b blob, n int, PRIMARY KEY (id, k))`
+	u, lu, v := "ua", "list<frozen<ua>>", " v vector<float, 3>,"
+	sel := "u, fu, lu, v, tp, b, n"
+	if before50() {
+		v, sel = "", "u, fu, lu, tp, b, n"
+		if backfill {
+			u, lu = "frozen<ua>", "frozen<list<frozen<ua>>>"
+		}
+	}
+	cols := `(id int, k blob, u ` + u + `, fu frozen<ua>, lu ` + lu + `,` + v + ` tp tuple<int, text>, b blob, n int, PRIMARY KEY (id, k))`
 	harness.Exec(t, s, `CREATE TYPE ua (a int, b blob)`, `CREATE TABLE odd_v1 `+cols, `CREATE TABLE odd_v2 `+cols)
+	return sel
 }
 
 // oddKey maps k to 0x00 || k: an empty blob key is a valid key, which the Transform
@@ -583,7 +624,7 @@ func oddKey(old map[string]any) (map[string]any, error) {
 func TestKeymigrateDualWriteUDTTupleVector(t *testing.T) {
 	s, ks := node.Keyspace(t)
 	ctx := context.Background()
-	oddTables(t, s)
+	sel := oddTables(t, s, false)
 	m, err := keymigrate.New(s, "odd", describe(t, s, ks, "odd_v1"), describe(t, s, ks, "odd_v2"), oddKey)
 	if err != nil {
 		t.Fatal(err)
@@ -593,6 +634,9 @@ func TestKeymigrateDualWriteUDTTupleVector(t *testing.T) {
 		{"id": 1, "k": []byte{1}, "n": 5},
 		{"id": 2, "k": []byte{2}, "u": ua, "fu": ua, "lu": []map[string]any{ua}, "v": []float32{1, 2, 3}, "tp": []any{4, "x"}, "b": []byte{}},
 	} {
+		if before50() {
+			delete(row, "v") // no vector type before 5.0
+		}
 		if _, err := m.DualWrite(ctx, row); err != nil {
 			t.Fatalf("DualWrite(%v): %v", row, err)
 		}
@@ -601,9 +645,12 @@ func TestKeymigrateDualWriteUDTTupleVector(t *testing.T) {
 		1: `{"u": null, "fu": null, "lu": null, "v": null, "tp": null, "b": null, "n": 5}`,
 		2: `{"u": {"a": 1, "b": "0x"}, "fu": {"a": 1, "b": "0x"}, "lu": [{"a": 1, "b": "0x"}], "v": [1.0, 2.0, 3.0], "tp": [4, "x"], "b": "0x", "n": null}`,
 	} {
+		if before50() {
+			want = strings.NewReplacer(`"v": null, `, "", `"v": [1.0, 2.0, 3.0], `, "").Replace(want)
+		}
 		for _, tbl := range []string{"odd_v1", "odd_v2"} {
 			var got string
-			if err := s.Query(`SELECT JSON u, fu, lu, v, tp, b, n FROM `+tbl+` WHERE id = ?`, id).Scan(&got); err != nil || got != want {
+			if err := s.Query(`SELECT JSON `+sel+` FROM `+tbl+` WHERE id = ?`, id).Scan(&got); err != nil || got != want {
 				t.Fatalf("%s id %d: %s (%v)\nwant %s", tbl, id, got, err, want)
 			}
 		}
@@ -617,9 +664,13 @@ func TestKeymigrateDualWriteUDTTupleVector(t *testing.T) {
 func TestKeymigrateBackfillUDTVectorTupleEmptyBlob(t *testing.T) {
 	s, ks := node.Keyspace(t)
 	ctx := context.Background()
-	oddTables(t, s)
+	sel := oddTables(t, s, true)
+	vCol, vVal := ", v", ", [1.5, 2.5, 3.5]"
+	if before50() {
+		vCol, vVal = "", "" // no vector type before 5.0
+	}
 	harness.Exec(t, s,
-		`INSERT INTO odd_v1 (id, k, u, fu, lu, v, tp, b, n) VALUES (1, 0x, {a: 1, b: 0x}, {a: 2, b: 0xff}, [{a: 3, b: 0x}], [1.5, 2.5, 3.5], (4, 'x'), 0x, 5)`,
+		`INSERT INTO odd_v1 (id, k, u, fu, lu`+vCol+`, tp, b, n) VALUES (1, 0x, {a: 1, b: 0x}, {a: 2, b: 0xff}, [{a: 3, b: 0x}]`+vVal+`, (4, 'x'), 0x, 5)`,
 		`INSERT INTO odd_v1 (id, k, n) VALUES (2, 0x02, 6)`)
 	m, err := keymigrate.New(s, "odd", describe(t, s, ks, "odd_v1"), describe(t, s, ks, "odd_v2"), oddKey)
 	if err != nil {
@@ -633,11 +684,11 @@ func TestKeymigrateBackfillUDTVectorTupleEmptyBlob(t *testing.T) {
 		oldK, newK []byte
 	}{{1, []byte{}, []byte{0}}, {2, []byte{2}, []byte{0, 2}}} {
 		var old, cp string
-		const sel = `SELECT JSON u, fu, lu, v, tp, b, n, WRITETIME(n) AS wn FROM `
-		if err := s.Query(sel+`odd_v1 WHERE id = ? AND k = ?`, c.id, c.oldK).Scan(&old); err != nil {
+		q := `SELECT JSON ` + sel + `, WRITETIME(n) AS wn FROM `
+		if err := s.Query(q+`odd_v1 WHERE id = ? AND k = ?`, c.id, c.oldK).Scan(&old); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Query(sel+`odd_v2 WHERE id = ? AND k = ?`, c.id, c.newK).Scan(&cp); err != nil || cp != old {
+		if err := s.Query(q+`odd_v2 WHERE id = ? AND k = ?`, c.id, c.newK).Scan(&cp); err != nil || cp != old {
 			t.Fatalf("id %d: copy %s (%v)\nwant %s", c.id, cp, err, old)
 		}
 	}
@@ -662,5 +713,56 @@ func TestKeymigrateBackfillEmptyBlobKey(t *testing.T) {
 	var n int
 	if err := s.Query(`SELECT n FROM bk_v2 WHERE id = 1 AND k = 0x00`).Scan(&n); err != nil || n != 7 {
 		t.Fatalf("copy: n=%d %v", n, err)
+	}
+}
+
+// TestKeymigrateBackfillUnsupportedBefore50: before Cassandra 5.0, which cannot read the
+// write times and TTLs of a non-frozen collection's cells, Backfill of a table with one
+// returns a *table.UnsupportedError naming the column and the node's version before
+// sending anything: no query reaches the node, nothing is copied, no checkpoint is
+// written. DualWrite of the same tables works. Before: the server's untyped "Unknown
+// function 'maxwritetime'" from the first range's scan. On 5.0 and later the other
+// backfill tests cover these tables.
+func TestKeymigrateBackfillUnsupportedBefore50(t *testing.T) {
+	if !before50() {
+		t.Skipf("Cassandra %s reads write times of non-frozen collections: nothing is refused", node.Version())
+	}
+	s, ks := node.Keyspace(t)
+	kvTables(t, s, "", false)
+	//cqlsafe:ignore list-assignment setup row, written once
+	harness.Exec(t, s, `INSERT INTO kv_v1 (id, k, n, l, st) VALUES (1, 'a', 2, [1], {1}) USING TIMESTAMP 1000`)
+	obs := &countingObserver{}
+	cl := node.Cluster(ks)
+	cl.QueryObserver, cl.BatchObserver = obs, obs
+	counted, err := cl.CreateSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer counted.Close()
+	m := kvMigration(t, counted, ks)
+	obs.queries.Store(0)
+	cp := filepath.Join(t.TempDir(), "cp.json")
+	_, err = m.Backfill(context.Background(), keymigrate.WithRanges(4), keymigrate.WithCheckpoint(cp))
+	var ue *table.UnsupportedError
+	if !errors.Is(err, table.ErrUnsupported) || !errors.As(err, &ue) || (ue.Column != "l" && ue.Column != "st") ||
+		ue.Version != node.Version() || ue.Needs != "5.0" {
+		t.Fatalf("Backfill on %s: %v, want a table.UnsupportedError for l or st", node.Version(), err)
+	}
+	if q, b := obs.queries.Load(), obs.batches.Load(); q != 0 || b != 0 {
+		t.Fatalf("%d queries and %d batches sent before the refusal", q, b)
+	}
+	if _, err := os.Stat(cp); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("checkpoint written: %v", err)
+	}
+	if n := count(t, s, "kv_v2"); n != 0 {
+		t.Fatalf("%d rows copied", n)
+	}
+	// The dual writes of the same tables are not refused.
+	if _, err := m.DualWrite(context.Background(), map[string]any{"id": 2, "k": "b", "n": 3, "st": []int{4}}); err != nil {
+		t.Fatal(err)
+	}
+	var st []int
+	if err := s.Query(`SELECT st FROM kv_v2 WHERE id = 2 AND k = 'n-b'`).Scan(&st); err != nil || !slices.Equal(st, []int{4}) {
+		t.Fatalf("dual-written set %v (%v)", st, err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,15 +19,34 @@ import (
 	"github.com/cqlsafe/cqlsafe/overwrite"
 	"github.com/cqlsafe/cqlsafe/retry"
 	"github.com/cqlsafe/cqlsafe/schema"
+	"github.com/cqlsafe/cqlsafe/table"
 	"github.com/cqlsafe/cqlsafe/tombstone"
 )
+
+// before50 reports whether the node runs Cassandra before 5.0: no vector type, and no
+// WRITETIME or TTL of a non-frozen collection or UDT, so tombstone and keymigrate's
+// Backfill refuse tables with those (table.ErrUnsupported).
+func before50() bool {
+	major, err := strconv.Atoi(strings.SplitN(node.Version(), ".", 2)[0])
+	return err == nil && major < 5
+}
+
+// tagsType is the accounts table's tags column: a non-frozen set, or before 5.0, where
+// a table with one is refused (TestTombstoneUnsupportedBefore50), a frozen one, so the
+// rest of the suite runs there too.
+func tagsType() string {
+	if before50() {
+		return "frozen<set<text>>"
+	}
+	return "set<text>"
+}
 
 func tombstoneSetup(t testing.TB, opts ...tombstone.Option) (*gocql.Session, *overwrite.Table, *tombstone.Store) {
 	t.Helper()
 	s, ks := node.Keyspace(t)
 	ctx := context.Background()
 	harness.Exec(t, s, `CREATE TABLE accounts (org text, id int, name text, balance bigint, active boolean, avatar blob,
-		tags set<text>, history frozen<list<int>>, opened timestamp, ref uuid, PRIMARY KEY (org, id))`)
+		tags `+tagsType()+`, history frozen<list<int>>, opened timestamp, ref uuid, PRIMARY KEY (org, id))`)
 	if err := schema.ApplyTemplate(ctx, s, "tombstones", schema.Params{Keyspace: ks}); err != nil {
 		t.Fatal(err)
 	}
@@ -383,8 +404,13 @@ func (sameHostRetry) GetRetryType(error) gocql.RetryType { return gocql.Retry }
 func TestTombstoneUndeleteDroppedResponse(t *testing.T) {
 	s, tbl, st := tombstoneSetup(t)
 	ctx := context.Background()
-	// A non-frozen list: a re-sent restore must not append it twice.
-	harness.Exec(t, s, `ALTER TABLE accounts ADD scores list<int>`)
+	// A non-frozen list: a re-sent restore must not append it twice. Before 5.0, where a
+	// table with one is refused, a frozen list: the LWT must still be sent once.
+	scoresType := "list<int>"
+	if before50() {
+		scoresType = "frozen<list<int>>"
+	}
+	harness.Exec(t, s, `ALTER TABLE accounts ADD scores `+scoresType)
 	tbl = describeWithColumn(t, s, tbl.Keyspace, "accounts", "scores")
 	insertAccount(t, s, 8, "Ivy")
 	harness.Exec(t, s, `UPDATE accounts SET scores = [3, 4] WHERE org = 'acme' AND id = 8`)
@@ -489,9 +515,17 @@ func TestTombstoneUndeleteKeepsTTL(t *testing.T) {
 	var name string
 	var ttlName, ttlBalance, ttlActive *int
 	var ttlTags []int
+	var tagsTTL any = &ttlTags // a non-frozen set: one TTL per element
+	var frozenTTL *int
+	if before50() {
+		tagsTTL = &frozenTTL // frozen<set<text>> (see tagsType): one cell
+	}
 	if err := s.Query(`SELECT name, TTL(name), TTL(balance), TTL(active), TTL(tags) FROM accounts WHERE org = 'acme' AND id = 10`).
-		Scan(&name, &ttlName, &ttlBalance, &ttlActive, &ttlTags); err != nil {
+		Scan(&name, &ttlName, &ttlBalance, &ttlActive, tagsTTL); err != nil {
 		t.Fatal(err)
+	}
+	if frozenTTL != nil {
+		ttlTags = []int{*frozenTTL}
 	}
 	in := func(p *int, lo, hi int) bool { return p != nil && *p >= lo && *p <= hi }
 	if name != "Kim" || !in(ttlName, 7150, 7199) || !in(ttlBalance, 3550, 3599) || ttlActive != nil ||
@@ -515,10 +549,20 @@ func TestTombstoneUndeleteKeepsTTL(t *testing.T) {
 func TestTombstoneUDTVectorTupleEmptyBlob(t *testing.T) {
 	s, ks := node.Keyspace(t)
 	ctx := context.Background()
+	// Before 5.0 there is no vector type, and a non-frozen UDT is refused
+	// (TestTombstoneUnsupportedBefore50): u is frozen and v left out there.
+	uType, vCol, vVal := "ua", "v vector<float, 3>,", "[1.5, 2.5, 3.5],"
+	if before50() {
+		uType, vCol, vVal = "frozen<ua>", "", ""
+	}
 	harness.Exec(t, s, `CREATE TYPE ua (a int, b blob)`,
-		`CREATE TABLE odd (k int, c frozen<tuple<int, text>>, u ua, fu frozen<ua>, v vector<float, 3>, tp tuple<int, blob>,
+		`CREATE TABLE odd (k int, c frozen<tuple<int, text>>, u `+uType+`, fu frozen<ua>, `+vCol+` tp tuple<int, blob>,
 			b blob, lb frozen<list<blob>>, PRIMARY KEY (k, c))`,
 		`CREATE TABLE plainblob (k int PRIMARY KEY, b blob, n int)`)
+	oddCols := "k, c, u, fu, v, tp, b, lb"
+	if vCol == "" {
+		oddCols = "k, c, u, fu, tp, b, lb"
+	}
 	if err := schema.ApplyTemplate(ctx, s, "tombstones", schema.Params{Keyspace: ks}); err != nil {
 		t.Fatal(err)
 	}
@@ -531,8 +575,8 @@ func TestTombstoneUDTVectorTupleEmptyBlob(t *testing.T) {
 		key           map[string]any
 	}{
 		{"plainblob", `INSERT INTO plainblob (k, b, n) VALUES (1, 0x, 2)`, map[string]any{"k": 1}},
-		{"odd", `INSERT INTO odd (k, c, u, fu, v, tp, b, lb) VALUES (1, (2, 'x'), {a: 1, b: 0x}, {a: 2, b: 0xff},
-			[1.5, 2.5, 3.5], (3, 0x), 0x, [0x, 0x01])`, map[string]any{"k": 1, "c": []any{2, "x"}}},
+		{"odd", `INSERT INTO odd (` + oddCols + `) VALUES (1, (2, 'x'), {a: 1, b: 0x}, {a: 2, b: 0xff},
+			` + vVal + ` (3, 0x), 0x, [0x, 0x01])`, map[string]any{"k": 1, "c": []any{2, "x"}}},
 	} {
 		harness.Exec(t, s, tc.insert)
 		tbl := describe(t, s, ks, tc.table)
@@ -556,5 +600,80 @@ func TestTombstoneUDTVectorTupleEmptyBlob(t *testing.T) {
 		if err := s.Query(`SELECT JSON * FROM ` + tc.table + where).Scan(&after); err != nil || after != before {
 			t.Fatalf("%s: restored\n%s\nwant\n%s (%v)", tc.table, after, before, err)
 		}
+	}
+}
+
+// TestTombstoneUnsupportedBefore50: before Cassandra 5.0, which cannot read the write
+// times and TTLs of a non-frozen collection's or UDT's cells, Delete, Plan, Undelete
+// and Reconcile of a table with one return a *table.UnsupportedError naming the column
+// and the node's version, before sending anything: no query reaches the node, the row
+// keeps its values and write time, no tombstone is recorded. Before: the server's
+// untyped "Unknown function 'maxwritetime'", after Delete had already read. On 5.0 and
+// later every other tombstone test covers these tables.
+func TestTombstoneUnsupportedBefore50(t *testing.T) {
+	if !before50() {
+		t.Skipf("Cassandra %s reads write times of non-frozen collections: nothing is refused", node.Version())
+	}
+	s, ks := node.Keyspace(t)
+	ctx := context.Background()
+	harness.Exec(t, s, `CREATE TYPE ua (a int, b text)`,
+		`CREATE TABLE withset (k int PRIMARY KEY, n int, tags set<text>)`,
+		`CREATE TABLE withudt (k int PRIMARY KEY, n int, u ua)`,
+		`INSERT INTO withset (k, n, tags) VALUES (1, 2, {'a'}) USING TIMESTAMP 1000`,
+		`INSERT INTO withudt (k, n, u) VALUES (1, 2, {a: 1, b: 'x'}) USING TIMESTAMP 1000`)
+	if err := schema.ApplyTemplate(ctx, s, "tombstones", schema.Params{Keyspace: ks}); err != nil {
+		t.Fatal(err)
+	}
+	// A session that counts what is sent once the tables are described.
+	obs := &countingObserver{}
+	cl := node.Cluster(ks)
+	cl.QueryObserver, cl.BatchObserver = obs, obs
+	counted, err := cl.CreateSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer counted.Close()
+	st, err := tombstone.New(ctx, counted, ks, "tombstones")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := map[string]any{"k": 1}
+	for tblName, col := range map[string]string{"withset": "tags", "withudt": "u"} {
+		tbl := describe(t, counted, ks, tblName)
+		if tbl.CassandraVersion() != node.Version() {
+			t.Fatalf("Describe read version %q, node runs %q", tbl.CassandraVersion(), node.Version())
+		}
+		obs.queries.Store(0)
+		obs.batches.Store(0)
+		for op, call := range map[string]func() error{
+			"Delete":    func() error { _, err := st.Delete(ctx, tbl, key, "cmd"); return err },
+			"Plan":      func() error { _, err := st.Plan(ctx, tbl, key, "cmd"); return err },
+			"Undelete":  func() error { _, err := st.Undelete(ctx, tbl, key, "cmd"); return err },
+			"Reconcile": func() error { _, err := st.Reconcile(ctx, tbl, true); return err },
+		} {
+			err := call()
+			var ue *table.UnsupportedError
+			if !errors.Is(err, table.ErrUnsupported) || !errors.As(err, &ue) || ue.Column != col || ue.Version != node.Version() || ue.Needs != "5.0" {
+				t.Fatalf("%s %s: %v, want a table.UnsupportedError for column %s on %s", tblName, op, err, col, node.Version())
+			}
+		}
+		if q, b := obs.queries.Load(), obs.batches.Load(); q != 0 || b != 0 {
+			t.Fatalf("%s: %d queries and %d batches sent before the refusal", tblName, q, b)
+		}
+		var n, wt int64
+		if err := s.Query(`SELECT n, WRITETIME(n) FROM `+tblName+` WHERE k = 1`).Scan(&n, &wt); err != nil || n != 2 || wt != 1000 {
+			t.Fatalf("%s after the refusals: n=%d WRITETIME=%d (%v); want 2 at 1000", tblName, n, wt, err)
+		}
+	}
+	var recs int
+	if err := s.Query(`SELECT COUNT(*) FROM tombstones`).Scan(&recs); err != nil || recs != 0 {
+		t.Fatalf("tombstones recorded: %d %v", recs, err)
+	}
+	// A table of scalars and frozen collections is not refused on the same node.
+	harness.Exec(t, s, `CREATE TABLE frozenset (k int PRIMARY KEY, n int, tags frozen<set<text>>, u frozen<ua>)`,
+		`INSERT INTO frozenset (k, n, tags, u) VALUES (1, 2, {'a'}, {a: 1, b: 'x'}) USING TIMESTAMP 1000`)
+	rec, err := st.Delete(ctx, describe(t, s, ks, "frozenset"), key, "cmd")
+	if err != nil || rec.Timestamp != 1000 || rec.WriteTimes["tags"] != 1000 || rec.WriteTimes["u"] != 1000 {
+		t.Fatalf("frozen columns on %s: %+v %v", node.Version(), rec, err)
 	}
 }
