@@ -169,7 +169,13 @@ func TestSettleShapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, err := settle.Write(ctx, s, ou)
-	if err != nil || st.Outcome != settle.Landed || len(st.Statements[0].Columns) != 2 || st.Statements[0].Newest != ou.Timestamp+10 {
+	if before50() {
+		// 4.1 has no per-element WRITETIME: the set is skipped (and said so), and the
+		// static alone, overwritten since, can only say a newer write won it.
+		if err != nil || st.Outcome != settle.Superseded || len(st.Statements[0].Skipped) == 0 {
+			t.Fatalf("set + static on %s: %+v, %v; want superseded with the set skipped", node.Version(), st, err)
+		}
+	} else if err != nil || st.Outcome != settle.Landed || len(st.Statements[0].Columns) != 2 || st.Statements[0].Newest != ou.Timestamp+10 {
 		t.Fatalf("set + static: %+v, %v; want landed on st and s", st, err)
 	}
 
