@@ -4,6 +4,7 @@
 //	cqlsafe lint [--json] [--schema F|--hosts H] FILE...|-   is every statement safe to retry?
 //	cqlsafe schema list|render|apply        the CQL templates
 //	cqlsafe tombstone list|plan|undelete    inspect and undo recoverable deletes
+//	cqlsafe migrate check|backfill|status|verify  change a table's key format (keymigrate)
 //	cqlsafe vet [--json] [--schema F] [pkgs] Go code that writes to Cassandra unsafely
 //
 // Without --hosts (or CQLSAFE_CASSANDRA_HOSTS), demo starts a throwaway Cassandra through
@@ -30,6 +31,8 @@ usage:
   cqlsafe schema render NAME [flags]   print a template with names filled in
   cqlsafe schema apply NAME [flags]    apply a template to a cluster
   cqlsafe tombstone list|plan|undelete inspect and undo recoverable deletes
+  cqlsafe migrate check|backfill|status|verify
+                                     change a table's key format: many workers, leases in Cassandra
   cqlsafe vet [--json] [--schema FILE.cql] [packages]
                                      find Go code that writes to Cassandra unsafely
   cqlsafe help                         this text
@@ -62,6 +65,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = runTombstone(ctx, args[1:], stdin, stdout, stderr)
 	case "vet":
 		err = runVet(ctx, args[1:], stdout, stderr)
+	case "migrate":
+		err = runMigrate(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -1,0 +1,299 @@
+package keymigrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/internal/cqltext"
+	"github.com/cqlsafe/cqlsafe/internal/wait"
+	"github.com/cqlsafe/cqlsafe/retry"
+	"github.com/cqlsafe/cqlsafe/settle"
+)
+
+// This file holds the lease table through which workers share a backfill: one Cassandra
+// partition per (migration, range), so the lightweight transactions of different ranges
+// never contend in one Paxos round.
+//
+//	attempt = ''       the lease: owner, lease id, state claimed|done, rows, updated_at.
+//	                   While claimed every cell carries the lease TTL, so a dead worker's
+//	                   lease vanishes and INSERT … IF NOT EXISTS succeeds for another;
+//	                   done is written without a TTL and stays.
+//	attempt = <claim>  the log of one claim (plain writes): rows copied so far, counted
+//	                   every logEvery rows, and how it ended. Status sums them to tell how
+//	                   many rows were copied more than once.
+//	range = -1         the migration's description (ranges, source, target), so workers
+//	                   started with other settings refuse to join.
+
+// logEvery is how often (rows) a claim's progress is logged: the count a dead worker
+// leaves behind is short of what it copied by less than this.
+const logEvery = 100
+
+// settleWait is how long an LWT of unknown outcome is left before its row is read at
+// SERIAL: past cas_contention_timeout (1 s by default), so the coordinator has stopped
+// re-proposing it (see settle.LWT).
+const settleWait = 2 * time.Second
+
+// Lease states.
+const (
+	stateClaimed = "claimed"
+	stateDone    = "done"
+)
+
+// ErrNotStarted is returned by Status for a migration no worker has started.
+var ErrNotStarted = errors.New("keymigrate: no worker has started this migration")
+
+// leases runs the statements of one migration's lease table.
+type leases struct {
+	s         *gocql.Session
+	policy    *retry.Policy
+	keyspace  string
+	table     string
+	migration string
+
+	create, meta, readMeta                       string
+	claim, renew, done, release, logAttempt, all string
+}
+
+func newLeases(m *Migration, keyspace, table string) (*leases, error) {
+	if err := cqltext.ValidName(keyspace); err != nil {
+		return nil, fmt.Errorf("keymigrate: lease keyspace: %w", err)
+	}
+	if err := cqltext.ValidName(table); err != nil {
+		return nil, fmt.Errorf("keymigrate: lease table: %w", err)
+	}
+	t := cqltext.QuoteQualified(keyspace, table)
+	return &leases{
+		s: m.s, policy: m.policy, keyspace: keyspace, table: table, migration: m.ID,
+		create: `CREATE TABLE IF NOT EXISTS ` + t + ` (migration text, range int, attempt text, owner text, lease uuid, ` +
+			`state text, rows bigint, updated_at timestamp, ranges int, source text, target text, ` +
+			`PRIMARY KEY ((migration, range), attempt))`,
+		meta:     `INSERT INTO ` + t + ` (migration, range, attempt, ranges, source, target) VALUES (?, -1, '', ?, ?, ?) IF NOT EXISTS`,
+		readMeta: `SELECT ranges, source, target FROM ` + t + ` WHERE migration = ? AND range = -1 AND attempt = ''`,
+		// IF NOT EXISTS before USING: Cassandra's grammar.
+		claim: `INSERT INTO ` + t + ` (migration, range, attempt, owner, lease, state, rows, updated_at) ` +
+			`VALUES (?, ?, '', ?, ?, 'claimed', 0, ?) IF NOT EXISTS USING TTL ?`,
+		// Every cell of the lease row is rewritten: the row marker of the claim expires
+		// with its first TTL, the row lives on through these cells.
+		renew: `UPDATE ` + t + ` USING TTL ? SET owner = ?, lease = ?, state = 'claimed', rows = ?, updated_at = ? ` +
+			`WHERE migration = ? AND range = ? AND attempt = '' IF lease = ?`,
+		// No TTL: a done range stays done. "state = 'claimed'" lets a SERIAL read tell
+		// this write's effect from what was there before (settle.LWT).
+		done: `UPDATE ` + t + ` SET owner = ?, lease = ?, state = 'done', rows = ?, updated_at = ? ` +
+			`WHERE migration = ? AND range = ? AND attempt = '' IF lease = ? AND state = 'claimed'`,
+		release: `DELETE FROM ` + t + ` WHERE migration = ? AND range = ? AND attempt = '' IF lease = ?`,
+		logAttempt: `UPDATE ` + t + ` SET owner = ?, state = ?, rows = ?, updated_at = ? ` +
+			`WHERE migration = ? AND range = ? AND attempt = ?`,
+		all: `SELECT range, attempt, owner, state, rows, updated_at, TTL(owner) FROM ` + t +
+			` WHERE migration = ? AND range IN ?`,
+	}, nil
+}
+
+// ensure creates the lease table when it is missing. Concurrent CREATE TABLE IF NOT
+// EXISTS from several clients can race on a multi-node cluster (each coordinator may
+// mint its own table id), so it is skipped when the schema already has the table.
+func (l *leases) ensure(ctx context.Context) error {
+	if km, err := l.s.KeyspaceMetadata(l.keyspace); err != nil || km.Tables[l.table] == nil {
+		if err := l.s.Query(l.create).WithContext(ctx).Exec(); err != nil {
+			return fmt.Errorf("keymigrate: create lease table %s.%s: %w", l.keyspace, l.table, err)
+		}
+		if err := l.s.AwaitSchemaAgreement(ctx); err != nil {
+			return fmt.Errorf("keymigrate: create lease table %s.%s: %w", l.keyspace, l.table, err)
+		}
+	}
+	// A CREATE … IF NOT EXISTS racing another client's can return before the table is
+	// usable ("table … does not exist"): wait until a read of it works.
+	var err error
+	for range 40 {
+		var r int
+		var src, dst string
+		err = l.s.Query(l.readMeta, l.migration).WithContext(ctx).Scan(&r, &src, &dst)
+		var re gocql.RequestError
+		if err == nil || errors.Is(err, gocql.ErrNotFound) {
+			return nil
+		}
+		if !errors.As(err, &re) || re.Code() != gocql.ErrCodeInvalid {
+			break
+		}
+		if werr := wait.Sleep(ctx, 250*time.Millisecond); werr != nil {
+			return werr
+		}
+	}
+	return fmt.Errorf("keymigrate: lease table %s.%s: %w", l.keyspace, l.table, err)
+}
+
+// describe records the migration's ranges and tables, or checks them against the record:
+// workers that split the ring differently would copy overlapping ranges under one name.
+func (l *leases) describe(ctx context.Context, ranges int, source, target string) error {
+	q := l.s.Query(l.meta, l.migration, ranges, source, target).WithContext(ctx)
+	got := map[string]any{}
+	applied, err := q.MapScanCAS(got)
+	switch {
+	case err == nil && applied:
+		return nil
+	case err != nil && !retry.ClassifyError(err).MayHaveApplied():
+		return fmt.Errorf("keymigrate: record migration %q: %w", l.migration, err)
+	}
+	// Not applied, or unknown: what is recorded now (a SERIAL read settles any round in
+	// flight) must be this migration's description, whoever wrote it.
+	var r int
+	var src, dst string
+	if err := l.s.Query(l.readMeta, l.migration).WithContext(ctx).Consistency(gocql.Consistency(gocql.Serial)).Scan(&r, &src, &dst); err != nil {
+		return fmt.Errorf("keymigrate: read migration %q: %w", l.migration, err)
+	}
+	if r != ranges || src != source || dst != target {
+		return fmt.Errorf("%w: migration %q is recorded as %s → %s in %d ranges, not %s → %s in %d", ErrCheckpointMismatch,
+			l.migration, src, dst, r, source, target, ranges)
+	}
+	return nil
+}
+
+// readDescription returns the recorded ranges, source and target; ErrNotStarted when
+// none is recorded.
+func (l *leases) readDescription(ctx context.Context) (int, string, string, error) {
+	var r int
+	var src, dst string
+	err := l.s.Query(l.readMeta, l.migration).WithContext(ctx).Scan(&r, &src, &dst)
+	switch {
+	case errors.Is(err, gocql.ErrNotFound):
+		return 0, "", "", fmt.Errorf("%w: %q", ErrNotStarted, l.migration)
+	case err != nil:
+		var re gocql.RequestError
+		if errors.As(err, &re) && re.Code() == gocql.ErrCodeInvalid {
+			// The lease table does not exist yet.
+			return 0, "", "", fmt.Errorf("%w: %q (%v)", ErrNotStarted, l.migration, err)
+		}
+		return 0, "", "", fmt.Errorf("keymigrate: read migration %q: %w", l.migration, err)
+	}
+	return r, src, dst, nil
+}
+
+// lwtResult is what one lease transaction did.
+type lwtResult int
+
+const (
+	lwtApplied lwtResult = iota
+	lwtNotApplied
+	lwtUnknown // the outcome could not be settled: act as if it did not apply, and let the TTL clean up
+)
+
+// cas runs a lease LWT. When its outcome is unknown (a timeout, a lost connection) it
+// is not re-sent — a re-sent LWT that had applied finds its own write and says "not
+// applied" — but settled by a SERIAL read of its row.
+func (l *leases) cas(ctx context.Context, cql string, values ...any) (lwtResult, map[string]any, error) {
+	prev := map[string]any{}
+	applied, err := l.s.Query(cql, values...).WithContext(ctx).MapScanCAS(prev)
+	switch {
+	case err == nil && applied:
+		return lwtApplied, nil, nil
+	case err == nil:
+		return lwtNotApplied, prev, nil
+	case ctx.Err() != nil:
+		return lwtUnknown, nil, ctx.Err()
+	case !retry.ClassifyError(err).MayHaveApplied():
+		return lwtNotApplied, nil, fmt.Errorf("keymigrate: lease: %w", err)
+	}
+	st, serr := settle.LWT(ctx, l.s, retry.Statement{CQL: cql, Values: values}, settle.After(settleWait))
+	switch {
+	case serr != nil:
+		return lwtUnknown, nil, nil
+	case st.Outcome == settle.LWTApplied:
+		return lwtApplied, nil, nil
+	case st.Outcome == settle.LWTNotApplied:
+		return lwtNotApplied, nil, nil
+	}
+	return lwtUnknown, nil, nil
+}
+
+// claimRange tries to take range r for owner under a fresh lease id.
+func (l *leases) claimRange(ctx context.Context, r int, owner string, lease gocql.UUID, ttl int) (lwtResult, error) {
+	res, _, err := l.cas(ctx, l.claim, l.migration, r, owner, lease, time.Now().UTC(), ttl)
+	return res, err
+}
+
+// renewRange extends the lease held under id old, moving it to id next; rows is the
+// progress recorded with it.
+func (l *leases) renewRange(ctx context.Context, r int, owner string, old, next gocql.UUID, rows int64, ttl int) (lwtResult, error) {
+	res, _, err := l.cas(ctx, l.renew, ttl, owner, next, rows, time.Now().UTC(), l.migration, r, old)
+	return res, err
+}
+
+// finishRange marks range r done, if the lease id still holds it.
+func (l *leases) finishRange(ctx context.Context, r int, owner string, lease, next gocql.UUID, rows int64) (lwtResult, error) {
+	res, _, err := l.cas(ctx, l.done, owner, next, rows, time.Now().UTC(), l.migration, r, lease)
+	return res, err
+}
+
+// releaseRange gives up the lease at once, so another worker need not wait for its TTL.
+func (l *leases) releaseRange(ctx context.Context, r int, lease gocql.UUID) (lwtResult, error) {
+	res, _, err := l.cas(ctx, l.release, l.migration, r, lease)
+	return res, err
+}
+
+// logClaim records a claim's progress: a plain, idempotent write (pinned timestamp,
+// fixed values), each newer than the last from this process's clock.
+func (l *leases) logClaim(ctx context.Context, r int, claim gocql.UUID, owner, state string, rows int64) error {
+	q := l.s.Query(l.logAttempt, owner, state, rows, time.Now().UTC(), l.migration, r, claim.String())
+	if err := l.policy.Exec(ctx, q); err != nil {
+		return fmt.Errorf("keymigrate: log claim of range %d: %w", r, err)
+	}
+	return nil
+}
+
+// leaseRow is one row of the lease table.
+type leaseRow struct {
+	rng       int
+	attempt   string
+	owner     string
+	state     string
+	rows      int64
+	updatedAt time.Time
+	ttl       int // seconds left of a claimed lease
+}
+
+// read returns the rows of ranges 0..n-1, partition by partition in groups.
+func (l *leases) read(ctx context.Context, n int) ([]leaseRow, error) {
+	const group = 64 // partitions per IN query: the coordinator reads them in parallel
+	var out []leaseRow
+	for lo := 0; lo < n; lo += group {
+		ids := make([]int, 0, group)
+		for r := lo; r < min(lo+group, n); r++ {
+			ids = append(ids, r)
+		}
+		iter := l.s.Query(l.all, l.migration, ids).WithContext(ctx).PageSize(1000).Iter()
+		var (
+			row          leaseRow
+			owner, state *string
+			rows         *int64
+			at           *time.Time
+			ttl          *int
+		)
+		for iter.Scan(&row.rng, &row.attempt, &owner, &state, &rows, &at, &ttl) {
+			r := leaseRow{rng: row.rng, attempt: row.attempt}
+			if owner != nil {
+				r.owner = *owner
+			}
+			if state != nil {
+				r.state = *state
+			}
+			if rows != nil {
+				r.rows = *rows
+			}
+			if at != nil {
+				r.updatedAt = *at
+			}
+			if ttl != nil {
+				r.ttl = *ttl
+			}
+			out = append(out, r)
+			owner, state, rows, at, ttl = nil, nil, nil, nil, nil
+		}
+		if err := iter.Close(); err != nil {
+			return nil, fmt.Errorf("keymigrate: read leases of %q: %w", l.migration, err)
+		}
+	}
+	return out, nil
+}
