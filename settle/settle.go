@@ -528,6 +528,24 @@ func (p settlePlan) anyMulti(cols []string) bool {
 
 type tableLookup func(keyspace, table string) (*gocql.TableMetadata, error)
 
+// tableIn finds the metadata of the statement's table: in its own keyspace, else ks.
+func (w *parsedWrite) tableIn(ks string, lookup tableLookup) (string, *gocql.TableMetadata, error) {
+	if w.keyspace != "" {
+		ks = w.keyspace
+	}
+	if ks == "" {
+		return "", nil, errors.New("no keyspace: the statement names none and the session has none (Keyspace)")
+	}
+	tm, err := lookup(ks, w.table)
+	if err != nil {
+		return "", nil, fmt.Errorf("schema metadata of keyspace %s: %v", ks, err)
+	}
+	if tm == nil {
+		return "", nil, fmt.Errorf("table %s.%s is not in the schema metadata", ks, w.table)
+	}
+	return ks, tm, nil
+}
+
 // planSettle maps one statement to the cells whose write times tell whether it landed.
 // ks is the keyspace of statements that name none; pinned the write's timestamp. The
 // plan names the statement's table and partition whenever they could be read, even
@@ -538,18 +556,9 @@ func planSettle(ks string, st retry.Statement, lookup tableLookup, pinned int64)
 	if err != nil {
 		return plan, err
 	}
-	if w.keyspace != "" {
-		ks = w.keyspace
-	}
-	if ks == "" {
-		return plan, errors.New("no keyspace: the statement names none and the session has none (Keyspace)")
-	}
-	tm, err := lookup(ks, w.table)
+	ks, tm, err := w.tableIn(ks, lookup)
 	if err != nil {
-		return plan, fmt.Errorf("schema metadata of keyspace %s: %v", ks, err)
-	}
-	if tm == nil {
-		return plan, fmt.Errorf("table %s.%s is not in the schema metadata", ks, w.table)
+		return plan, err
 	}
 	plan.keyspace, plan.table = ks, w.table
 	if w.json {
@@ -1374,18 +1383,9 @@ func planLWT(ks string, st retry.Statement, lookup tableLookup) (lwtPlan, error)
 	if !w.conditional {
 		return plan, errors.New("not a conditional write (use Settle for pinned writes)")
 	}
-	if w.keyspace != "" {
-		ks = w.keyspace
-	}
-	if ks == "" {
-		return plan, errors.New("no keyspace: the statement names none and the session has none (Keyspace)")
-	}
-	tm, err := lookup(ks, w.table)
+	ks, tm, err := w.tableIn(ks, lookup)
 	if err != nil {
-		return plan, fmt.Errorf("schema metadata of keyspace %s: %v", ks, err)
-	}
-	if tm == nil {
-		return plan, fmt.Errorf("table %s.%s is not in the schema metadata", ks, w.table)
+		return plan, err
 	}
 	plan.keyspace, plan.table = ks, w.table
 	if w.json {

@@ -20,6 +20,12 @@ import (
 // turn into timeouts quickly.
 func proxied(t testing.TB, ks string, timeout time.Duration) (*gocql.Session, *faultproxy.Proxy) {
 	t.Helper()
+	return proxiedWith(t, ks, timeout, nil)
+}
+
+// proxiedWith is proxied with a last say on the cluster configuration (nil: none).
+func proxiedWith(t testing.TB, ks string, timeout time.Duration, tweak func(*gocql.ClusterConfig)) (*gocql.Session, *faultproxy.Proxy) {
+	t.Helper()
 	px, err := faultproxy.Start(node.Hosts()[0])
 	if err != nil {
 		t.Fatal(err)
@@ -31,6 +37,9 @@ func proxied(t testing.TB, ks string, timeout time.Duration) (*gocql.Session, *f
 	}
 	cl.Timeout = timeout
 	cl.NumConns = 2
+	if tweak != nil {
+		tweak(cl)
+	}
 	s, err := cl.CreateSession()
 	if err != nil {
 		t.Fatal(err)
