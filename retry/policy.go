@@ -97,13 +97,19 @@ func (p *Policy) MaxAttempts() int { return p.cfg.maxAttempts }
 
 // Repeatable is the Policy's judgement of one execution: whether executing cql with
 // these bound values twice, with the same pinned timestamp, leaves Cassandra as once.
+// With values nil it judges the text alone (a linter's view): Verdict.ValueConditions
+// then says which bound values would make it not repeatable.
 // keyspace is where statements that name no keyspace run (the session's). The Policy's
 // schema (WithSchema) refines it.
 func (p *Policy) Repeatable(keyspace, cql string, values []any) Verdict {
 	if p.err != nil {
 		return Verdict{Reasons: []string{"invalid policy: " + p.err.Error()}, Kind: KindUnknown, Writes: true}
 	}
-	return p.classify(p.cfg.schema, keyspace, cql).forValues(values)
+	v := p.classify(p.cfg.schema, keyspace, cql)
+	if values == nil {
+		return v // the text alone: what depends on values is in v.ValueConditions()
+	}
+	return v.forValues(values)
 }
 
 // Attempt implements gocql.RetryPolicy for statements the Policy did not pin (the Policy
