@@ -528,6 +528,26 @@ func (p settlePlan) anyMulti(cols []string) bool {
 
 type tableLookup func(keyspace, table string) (*gocql.TableMetadata, error)
 
+// keyTerms maps the statement's primary key columns to the terms that give them: from
+// WHERE (UPDATE, DELETE) or from VALUES (INSERT). Only equality names one row.
+func (w *parsedWrite) keyTerms(tm *gocql.TableMetadata) (map[string]term, error) {
+	given := map[string]term{}
+	for _, r := range w.where {
+		if r.op != "=" || r.column == "" {
+			return nil, fmt.Errorf("WHERE restriction %q does not name one row (IN, ranges, tuples and token() are not settled)", cqltext.Clause(r.value.toks))
+		}
+		given[r.column] = r.value
+	}
+	if w.verb == "insert" {
+		for _, cw := range w.columns {
+			if isKey(tm, cw.column) {
+				given[cw.column] = cw.value
+			}
+		}
+	}
+	return given, nil
+}
+
 // tableIn finds the metadata of the statement's table: in its own keyspace, else ks.
 func (w *parsedWrite) tableIn(ks string, lookup tableLookup) (string, *gocql.TableMetadata, error) {
 	if w.keyspace != "" {
@@ -578,19 +598,9 @@ func planSettle(ks string, st retry.Statement, lookup tableLookup, pinned int64)
 		}
 	}
 	// The key: from WHERE (UPDATE, DELETE) or from VALUES (INSERT).
-	given := map[string]term{}
-	for _, r := range w.where {
-		if r.op != "=" || r.column == "" {
-			return plan, fmt.Errorf("WHERE restriction %q does not name one row (IN, ranges, tuples and token() are not settled)", cqltext.Clause(r.value.toks))
-		}
-		given[r.column] = r.value
-	}
-	if w.verb == "insert" {
-		for _, cw := range w.columns {
-			if isKey(tm, cw.column) {
-				given[cw.column] = cw.value
-			}
-		}
+	given, err := w.keyTerms(tm)
+	if err != nil {
+		return plan, err
 	}
 	nKey := len(tm.PartitionKey)
 	full := nKey + len(tm.ClusteringColumns)
@@ -1391,19 +1401,9 @@ func planLWT(ks string, st retry.Statement, lookup tableLookup) (lwtPlan, error)
 	if w.json {
 		return plan, errors.New("INSERT JSON: the written columns are in the document")
 	}
-	given := map[string]term{}
-	for _, r := range w.where {
-		if r.op != "=" || r.column == "" {
-			return plan, fmt.Errorf("WHERE restriction %q does not name one row", cqltext.Clause(r.value.toks))
-		}
-		given[r.column] = r.value
-	}
-	if w.verb == "insert" {
-		for _, cw := range w.columns {
-			if isKey(tm, cw.column) {
-				given[cw.column] = cw.value
-			}
-		}
+	given, err := w.keyTerms(tm)
+	if err != nil {
+		return plan, err
 	}
 	for _, cm := range append(slices.Clone(tm.PartitionKey), tm.ClusteringColumns...) {
 		t, ok := given[cm.Name]
