@@ -451,12 +451,14 @@ func TestRetryDecisionTable(t *testing.T) {
 	// write is retried with its pinned timestamp; a counter is not, and is unknown.
 	row("idempotent insert, SIMPLE", 40, func(id int) string {
 		px.SetRule(faultproxy.Next(1, isKV, faultproxy.ForwardThenReply(faultproxy.WriteTimeout("SIMPLE"))))
-		if err := p.Exec(ctx, s.Query(`INSERT INTO kv (id, v) VALUES (?, ?)`, id, "x")); err != nil {
+		ts := p.Clock().Next()
+		if err := p.Exec(ctx, s.Query(`INSERT INTO kv (id, v) VALUES (?, ?)`, id, "x"), retry.AtTimestamp(ts)); err != nil {
 			return err.Error()
 		}
 		var v string
-		if err := s0.Query(`SELECT v FROM kv WHERE id = ?`, id).Scan(&v); err != nil || v != "x" {
-			return fmt.Sprintf("row: %q, %v", v, err)
+		var wt int64
+		if err := s0.Query(`SELECT v, WRITETIME(v) FROM kv WHERE id = ?`, id).Scan(&v, &wt); err != nil || v != "x" || wt != ts {
+			return fmt.Sprintf("row: %q at %d, %v; want \"x\" at the pinned %d", v, wt, err, ts)
 		}
 		return ""
 	})
