@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gocql/gocql"
@@ -35,6 +36,7 @@ type BackfillOption func(*backfillConfig) error
 type backfillConfig struct {
 	ranges      int
 	concurrency int
+	inFlight    int
 	pageSize    int
 	rowsPerSec  float64
 	checkpoint  string
@@ -43,10 +45,21 @@ type backfillConfig struct {
 	afterRange  func(done int)
 }
 
-// defaults: 256 token ranges, 4 at a time, pages of 1000 rows, no throttle, no
-// checkpoint file, duplicate keys checked.
+// defaults: 256 token ranges, 4 at a time, 16 rows in flight per range, pages of 1000
+// rows, no throttle, no checkpoint file, duplicate keys checked.
 func backfillDefaults() backfillConfig {
-	return backfillConfig{ranges: 256, concurrency: 4, pageSize: 1000, dupCheck: true}
+	return backfillConfig{ranges: 256, concurrency: 4, inFlight: defaultInFlight, pageSize: 1000, dupCheck: true}
+}
+
+// defaultInFlight is how many rows of one range are written at once by default.
+const defaultInFlight = 16
+
+// checkInFlight validates a rows-in-flight bound.
+func checkInFlight(n int) error {
+	if n < 1 || n > 1024 {
+		return fmt.Errorf("keymigrate: %d rows in flight: want 1 to 1024", n)
+	}
+	return nil
 }
 
 // WithRanges splits the token ring into n ranges (the unit of work and of checkpoints).
@@ -67,6 +80,19 @@ func WithConcurrency(n int) BackfillOption {
 			return fmt.Errorf("keymigrate: concurrency %d", n)
 		}
 		c.concurrency = n
+		return nil
+	}
+}
+
+// WithRowsInFlight bounds how many rows of one range are being written at once
+// (default 16; 1 to 1024) while the scan reads on: a copy is bound by round trips, not
+// by the scan. The load on the new table is up to WithConcurrency × n writes at once.
+func WithRowsInFlight(n int) BackfillOption {
+	return func(c *backfillConfig) error {
+		if err := checkInFlight(n); err != nil {
+			return err
+		}
+		c.inFlight = n
 		return nil
 	}
 }
@@ -405,9 +431,22 @@ func (m *Migration) copiedLists(ctx context.Context, sc scan, newKey []any, wts 
 	return skip, nil
 }
 
+// rowCopy is one source row, read and keyed, on its way to the new table: what a
+// writer goroutine needs, copied out of the scan's buffers.
+type rowCopy struct {
+	newKey   []any
+	raw      map[string]cqlvalue.Raw
+	wts      []*int64
+	ttls     []*int   // scalars
+	elemTTLs [][]*int // collections
+}
+
 // copyRange copies one token range; check is called with each row's encoded new and old
-// keys before it is written.
+// keys before it is written. Up to c.inFlight rows are written at once while the scan
+// reads on; the first error stops the range, after the writes in flight have ended.
 func (m *Migration) copyRange(ctx context.Context, sc scan, c backfillConfig, r int, lim *limiter, check func(newKey, oldKey []byte) error) (int64, int64, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	lo, hi := tokenRange(r, c.ranges)
 	iter := m.s.Query(sc.cql, lo, hi).WithContext(ctx).PageSize(c.pageSize).Idempotent(true).Iter()
 	nVal := len(sc.cols) - sc.nKey
@@ -417,8 +456,8 @@ func (m *Migration) copyRange(ctx context.Context, sc scan, c backfillConfig, r 
 	// Go type. The Transform sees them decoded.
 	vals := make([]*cqlvalue.Scan, len(sc.cols))
 	wts := make([]*int64, nVal)
-	ttls := make([]*int, nVal)       // scalars
-	elemTTLs := make([][]*int, nVal) // collections
+	ttls := make([]*int, nVal)
+	elemTTLs := make([][]*int, nVal)
 	for i, col := range sc.cols {
 		vals[i] = cqlvalue.NewScan(col.Type)
 		dest = vals[i].Dest(dest)
@@ -431,141 +470,185 @@ func (m *Migration) copyRange(ctx context.Context, sc scan, c backfillConfig, r 
 			}
 		}
 	}
-	var rows, writes int64
+	var (
+		wg           sync.WaitGroup
+		slots        = make(chan struct{}, max(c.inFlight, 1))
+		once         sync.Once
+		firstErr     error
+		rows, writes atomic.Int64
+	)
+	fail := func(err error) {
+		once.Do(func() { firstErr = err; cancel() })
+	}
+scan:
 	for iter.Scan(dest...) {
 		if err := lim.wait(ctx); err != nil {
-			iter.Close()
-			return rows, writes, err
+			fail(err)
+			break
 		}
-		row := make(map[string]any, len(sc.cols))
-		raw := make(map[string]cqlvalue.Raw, len(sc.cols))
-		for i, col := range sc.cols {
-			if i >= sc.nKey && wts[i-sc.nKey] == nil {
-				continue // null cell: nothing to copy
-			}
-			b := vals[i].Bytes()
-			if b == nil {
-				b = cqlvalue.Raw{} // a key is never NULL: an empty value (a blob 0x)
-			}
-			v, err := cqlvalue.Unmarshal(col.Type, b)
-			if err != nil {
-				if i < sc.nKey {
-					iter.Close()
-					return rows, writes, fmt.Errorf("keymigrate: column %s: %w", col.Name, err)
-				}
-				v = b // no Go type for it (e.g. a vector inside a UDT): its bytes
-			}
-			row[col.Name], raw[col.Name] = v, b
-		}
-		newKey, err := m.newKey(row)
-		if err != nil {
-			iter.Close()
-			return rows, writes, err
-		}
-		nk, err := m.new.EncodeKey(newKey)
-		if err != nil {
-			iter.Close()
-			return rows, writes, err
-		}
-		oldKeyVals := make([]any, sc.nKey)
-		for i := range oldKeyVals {
-			oldKeyVals[i] = row[sc.cols[i].Name]
-		}
-		ok, err := m.old.EncodeKey(oldKeyVals)
-		if err != nil {
-			iter.Close()
-			return rows, writes, err
-		}
-		if err := check(nk, ok); err != nil {
-			iter.Close()
-			return rows, writes, err
-		}
-		skip, err := m.copiedLists(ctx, sc, newKey, wts)
-		if err != nil {
-			iter.Close()
-			return rows, writes, err
-		}
-		// One INSERT per distinct (write time, TTL) among the row's cells; TTL 0: none.
-		type stamp struct {
-			ts  int64
-			ttl int
-		}
-		groups := map[stamp][]string{}
-		var order []stamp
-		for j := 0; j < nVal; j++ {
-			if wts[j] == nil || skip[j] {
-				continue
-			}
-			st := stamp{ts: *wts[j]}
-			switch {
-			case sc.cols[sc.nKey+j].Collection:
-				st.ttl = collectionTTL(elemTTLs[j])
-			case ttls[j] != nil:
-				st.ttl = *ttls[j]
-			}
-			if _, ok := groups[st]; !ok {
-				order = append(order, st)
-			}
-			groups[st] = append(groups[st], sc.cols[sc.nKey+j].Name)
-		}
-		if len(order) == 0 && len(skip) == 0 {
-			// Key-only row: no cell to take a write time from. Timestamp 1 makes the
-			// copy lose to anything written since.
-			order = append(order, stamp{ts: 1})
-		}
-		for _, st := range order {
-			args := make([]any, 0, len(sc.newCols)+2)
-			in := map[string]bool{}
-			for _, name := range groups[st] {
-				in[name] = true
-			}
-			list := false
-			for i, col := range sc.newCols {
-				switch {
-				case i < len(newKey):
-					args = append(args, newKey[i])
-				case in[col.Name]:
-					args = append(args, raw[col.Name])
-					list = list || m.lists[col.Name]
-				default:
-					args = append(args, gocql.UnsetValue)
-				}
-			}
-			// UNSET, not 0, when there is no TTL to carry: an explicit 0 would override
-			// the new table's default_time_to_live; UNSET inherits it.
-			var ttl any = gocql.UnsetValue
-			if st.ttl > 0 {
-				ttl = st.ttl
-			}
-			// A tuple column is bound element by element, and left out when not copied.
-			insert, args, err := m.new.InsertRow(table.UsingTTL|table.UsingTimestamp, args)
-			if err != nil {
-				iter.Close()
-				return rows, writes, err
-			}
-			args = append(args, ttl, st.ts)
-			// The timestamp is in the statement (USING TIMESTAMP): pinned by construction.
-			// A copy that carries a non-frozen list is sent once, never re-sent.
-			opts := []retry.ExecOption{retry.AtTimestamp(st.ts)}
-			if list {
-				opts = append(opts, retry.NotRepeatable(listReason))
-			}
-			err = m.policy.Exec(ctx, m.s.Query(insert, args...), opts...)
-			if err != nil {
-				iter.Close()
-				return rows, writes, fmt.Errorf("keymigrate: copy into %s.%s: %w", m.new.Keyspace, m.new.Name, err)
-			}
-			writes++
-		}
-		rows++
+		rc, err := m.readRow(sc, vals, wts, ttls, elemTTLs, check)
+		// The scan allocates every value anew (cqlvalue.Raw, *int64, []*int): the row
+		// keeps them, and the next Scan starts from nil.
 		for j := range wts {
 			wts[j], ttls[j], elemTTLs[j] = nil, nil, nil
 		}
+		if err != nil {
+			fail(err)
+			break
+		}
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			break scan
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			n, err := m.writeRow(ctx, sc, rc)
+			writes.Add(n)
+			if err != nil {
+				fail(err)
+				return
+			}
+			rows.Add(1)
+		}()
 	}
-	if err := iter.Close(); err != nil {
-		return rows, writes, fmt.Errorf("keymigrate: scan %s.%s range %d: %w", m.old.Keyspace, m.old.Name, r, err)
+	closeErr := iter.Close()
+	wg.Wait()
+	switch {
+	case firstErr != nil:
+		return rows.Load(), writes.Load(), firstErr
+	case closeErr != nil:
+		return rows.Load(), writes.Load(), fmt.Errorf("keymigrate: scan %s.%s range %d: %w", m.old.Keyspace, m.old.Name, r, closeErr)
 	}
-	return rows, writes, nil
+	return rows.Load(), writes.Load(), nil
+}
+
+// readRow turns the scanned row into a rowCopy: decodes it, computes its new key and
+// passes both keys to check.
+func (m *Migration) readRow(sc scan, vals []*cqlvalue.Scan, wts []*int64, ttls []*int, elemTTLs [][]*int,
+	check func(newKey, oldKey []byte) error) (rowCopy, error) {
+	row := make(map[string]any, len(sc.cols))
+	raw := make(map[string]cqlvalue.Raw, len(sc.cols))
+	for i, col := range sc.cols {
+		if i >= sc.nKey && wts[i-sc.nKey] == nil {
+			continue // null cell: nothing to copy
+		}
+		b := vals[i].Bytes()
+		if b == nil {
+			b = cqlvalue.Raw{} // a key is never NULL: an empty value (a blob 0x)
+		}
+		v, err := cqlvalue.Unmarshal(col.Type, b)
+		if err != nil {
+			if i < sc.nKey {
+				return rowCopy{}, fmt.Errorf("keymigrate: column %s: %w", col.Name, err)
+			}
+			v = b // no Go type for it (e.g. a vector inside a UDT): its bytes
+		}
+		row[col.Name], raw[col.Name] = v, b
+	}
+	newKey, err := m.newKey(row)
+	if err != nil {
+		return rowCopy{}, err
+	}
+	nk, err := m.new.EncodeKey(newKey)
+	if err != nil {
+		return rowCopy{}, err
+	}
+	oldKeyVals := make([]any, sc.nKey)
+	for i := range oldKeyVals {
+		oldKeyVals[i] = row[sc.cols[i].Name]
+	}
+	ok, err := m.old.EncodeKey(oldKeyVals)
+	if err != nil {
+		return rowCopy{}, err
+	}
+	if err := check(nk, ok); err != nil {
+		return rowCopy{}, err
+	}
+	return rowCopy{newKey: newKey, raw: raw, wts: slices.Clone(wts), ttls: slices.Clone(ttls), elemTTLs: slices.Clone(elemTTLs)}, nil
+}
+
+// writeRow writes one row into the new table: one INSERT per distinct (write time, TTL)
+// among its cells. It returns the INSERTs sent.
+func (m *Migration) writeRow(ctx context.Context, sc scan, rc rowCopy) (int64, error) {
+	nVal := len(sc.cols) - sc.nKey
+	skip, err := m.copiedLists(ctx, sc, rc.newKey, rc.wts)
+	if err != nil {
+		return 0, err
+	}
+	// TTL 0: none.
+	type stamp struct {
+		ts  int64
+		ttl int
+	}
+	groups := map[stamp][]string{}
+	var order []stamp
+	for j := 0; j < nVal; j++ {
+		if rc.wts[j] == nil || skip[j] {
+			continue
+		}
+		st := stamp{ts: *rc.wts[j]}
+		switch {
+		case sc.cols[sc.nKey+j].Collection:
+			st.ttl = collectionTTL(rc.elemTTLs[j])
+		case rc.ttls[j] != nil:
+			st.ttl = *rc.ttls[j]
+		}
+		if _, ok := groups[st]; !ok {
+			order = append(order, st)
+		}
+		groups[st] = append(groups[st], sc.cols[sc.nKey+j].Name)
+	}
+	if len(order) == 0 && len(skip) == 0 {
+		// Key-only row: no cell to take a write time from. Timestamp 1 makes the
+		// copy lose to anything written since.
+		order = append(order, stamp{ts: 1})
+	}
+	var writes int64
+	for _, st := range order {
+		args := make([]any, 0, len(sc.newCols)+2)
+		in := map[string]bool{}
+		for _, name := range groups[st] {
+			in[name] = true
+		}
+		list := false
+		for i, col := range sc.newCols {
+			switch {
+			case i < len(rc.newKey):
+				args = append(args, rc.newKey[i])
+			case in[col.Name]:
+				args = append(args, rc.raw[col.Name])
+				list = list || m.lists[col.Name]
+			default:
+				args = append(args, gocql.UnsetValue)
+			}
+		}
+		// UNSET, not 0, when there is no TTL to carry: an explicit 0 would override
+		// the new table's default_time_to_live; UNSET inherits it.
+		var ttl any = gocql.UnsetValue
+		if st.ttl > 0 {
+			ttl = st.ttl
+		}
+		// A tuple column is bound element by element, and left out when not copied.
+		insert, args, err := m.new.InsertRow(table.UsingTTL|table.UsingTimestamp, args)
+		if err != nil {
+			return writes, err
+		}
+		args = append(args, ttl, st.ts)
+		// The timestamp is in the statement (USING TIMESTAMP): pinned by construction.
+		// A copy that carries a non-frozen list is sent once, never re-sent.
+		opts := []retry.ExecOption{retry.AtTimestamp(st.ts)}
+		if list {
+			opts = append(opts, retry.NotRepeatable(listReason))
+		}
+		if err := m.policy.Exec(ctx, m.s.Query(insert, args...), opts...); err != nil {
+			return writes, fmt.Errorf("keymigrate: copy into %s.%s: %w", m.new.Keyspace, m.new.Name, err)
+		}
+		writes++
+	}
+	return writes, nil
 }
 
 // limiter spaces rows evenly at a rate (nil: unlimited).

@@ -50,10 +50,17 @@ func TestKeymigrateLimiter(t *testing.T) {
 }
 
 func TestKeymigrateOptionsRejectBadValues(t *testing.T) {
-	for _, o := range []BackfillOption{WithRanges(0), WithConcurrency(0), WithPageSize(0), WithThrottle(0)} {
+	for _, o := range []BackfillOption{WithRanges(0), WithConcurrency(0), WithPageSize(0), WithThrottle(0),
+		WithRowsInFlight(0), WithRowsInFlight(1025)} {
 		c := backfillDefaults()
 		if err := o(&c); err == nil {
 			t.Error("bad option accepted")
+		}
+	}
+	for _, o := range []VerifyOption{WithSample(0), WithVerifyConcurrency(0), WithVerifyConcurrency(257)} {
+		var c verifyConfig
+		if err := o(&c); err == nil {
+			t.Error("bad verify option accepted")
 		}
 	}
 	if _, err := New(nil, "id", nil, nil, nil); err == nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"sync"
 
 	"github.com/gocql/gocql"
 
@@ -51,12 +52,13 @@ func (r Report) String() string {
 type VerifyOption func(*verifyConfig) error
 
 type verifyConfig struct {
-	every  int
-	ranges int
+	every       int
+	ranges      int
+	concurrency int
 }
 
-// WithSample compares every n-th old row instead of all (counts stay complete); n ≥ 1
-// (1: every row, the default).
+// WithSample compares every n-th old row of each token range instead of all (counts
+// stay complete); n ≥ 1 (1: every row, the default).
 func WithSample(n int) VerifyOption {
 	return func(c *verifyConfig) error {
 		if n < 1 {
@@ -67,13 +69,26 @@ func WithSample(n int) VerifyOption {
 	}
 }
 
+// WithVerifyConcurrency bounds how many token ranges Verify reads at once (default 8;
+// 1 to 256). Each reads its old rows and the new row of each, one at a time.
+func WithVerifyConcurrency(n int) VerifyOption {
+	return func(c *verifyConfig) error {
+		if n < 1 || n > 256 {
+			return fmt.Errorf("keymigrate: verify concurrency %d: want 1 to 256", n)
+		}
+		c.concurrency = n
+		return nil
+	}
+}
+
 // Verify counts the rows of both tables and compares old rows' values with the new rows
 // under their transformed keys (all of them, or a sample). NULL and a zero value (0,
 // "", false, an empty frozen collection) are different values. It reports; it never
 // fixes. Run it after the backfill with dual writes on: a row updated between the two
-// reads can show as different and should be re-checked.
+// reads can show as different and should be re-checked. Token ranges are read
+// WithVerifyConcurrency at a time; Diffs are in token order whatever finished first.
 func (m *Migration) Verify(ctx context.Context, opts ...VerifyOption) (Report, error) {
-	c := verifyConfig{every: 1, ranges: 64}
+	c := verifyConfig{every: 1, ranges: 64, concurrency: 8}
 	for _, o := range opts {
 		if o == nil {
 			continue
@@ -82,95 +97,169 @@ func (m *Migration) Verify(ctx context.Context, opts ...VerifyOption) (Report, e
 			return Report{}, err
 		}
 	}
+	v, err := m.verifier()
+	if err != nil {
+		return Report{}, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	reps := make([]Report, c.ranges)
+	errs := make([]error, c.ranges)
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(c.concurrency, c.ranges); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range work {
+				reps[r], errs[r] = v.verifyRange(ctx, r, c)
+				if errs[r] != nil {
+					cancel()
+				}
+			}
+		}()
+	}
+feed:
+	for r := 0; r < c.ranges; r++ {
+		select {
+		case work <- r:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
 	var rep Report
-	keyCols := m.old.KeyColumns()
-	oldCols := slices.Clone(keyCols)
+	for r := range reps {
+		rep.OldRows += reps[r].OldRows
+		rep.NewRows += reps[r].NewRows
+		rep.Checked += reps[r].Checked
+		rep.Missing += reps[r].Missing
+		rep.Different += reps[r].Different
+		for _, d := range reps[r].Diffs {
+			rep.add(d)
+		}
+	}
+	// The first error in token order; one caused by another's cancel comes later or is
+	// the context's.
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return rep, err
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			return rep, err
+		}
+	}
+	return rep, ctx.Err()
+}
+
+// verifier holds the statements and columns of a Verify.
+type verifier struct {
+	m        *Migration
+	keyCols  []table.Column
+	oldCols  []table.Column
+	newVals  []table.Column
+	oldSel   string
+	newCount string
+	newRead  string
+}
+
+func (m *Migration) verifier() (*verifier, error) {
+	v := &verifier{m: m, keyCols: m.old.KeyColumns()}
+	v.oldCols = slices.Clone(v.keyCols)
 	for _, name := range m.values {
 		col, _ := m.old.Column(name)
-		oldCols = append(oldCols, col)
+		v.oldCols = append(v.oldCols, col)
 	}
-	newVals := make([]table.Column, len(m.values))
+	v.newVals = make([]table.Column, len(m.values))
 	for i, name := range m.values {
-		newVals[i], _ = m.new.Column(name)
+		v.newVals[i], _ = m.new.Column(name)
 	}
-	oldNames := make([]string, len(oldCols))
-	for i, c := range oldCols {
+	oldNames := make([]string, len(v.oldCols))
+	for i, c := range v.oldCols {
 		oldNames[i] = c.Name
 	}
-	oldSel, err := m.old.ScanRange(table.CellValue, oldNames...)
-	if err != nil {
-		return rep, err
+	var err error
+	if v.oldSel, err = m.old.ScanRange(table.CellValue, oldNames...); err != nil {
+		return nil, err
 	}
-	newCount := m.new.CountRange()
-	newRead, err := m.new.SelectByKey(table.CellValue, m.values...)
-	if err != nil {
-		return rep, err
+	v.newCount = m.new.CountRange()
+	if v.newRead, err = m.new.SelectByKey(table.CellValue, m.values...); err != nil {
+		return nil, err
 	}
-	oldDest, oldVal := nullableDest(oldCols)
-	newDest, newVal := nullableDest(newVals)
+	return v, nil
+}
+
+// verifyRange verifies token range r: its old rows against the new table, and the
+// count of new rows in it.
+func (v *verifier) verifyRange(ctx context.Context, r int, c verifyConfig) (Report, error) {
+	m := v.m
+	var rep Report
+	oldDest, oldVal := nullableDest(v.oldCols)
+	newDest, newVal := nullableDest(v.newVals)
 	if len(m.values) == 0 { // SelectByKey then reads the first partition key column
 		newDest, newVal = nullableDest(m.new.PartitionKey[:1])
 	}
-	for r := 0; r < c.ranges; r++ {
-		lo, hi := tokenRange(r, c.ranges)
-		iter := m.s.Query(oldSel, lo, hi).WithContext(ctx).PageSize(1000).Idempotent(true).Iter()
-		for iter.Scan(oldDest...) {
-			rep.OldRows++
-			if (rep.OldRows-1)%int64(c.every) != 0 {
-				continue
+	lo, hi := tokenRange(r, c.ranges)
+	iter := m.s.Query(v.oldSel, lo, hi).WithContext(ctx).PageSize(1000).Idempotent(true).Iter()
+	for iter.Scan(oldDest...) {
+		rep.OldRows++
+		if (rep.OldRows-1)%int64(c.every) != 0 {
+			continue
+		}
+		// The transform sees what Backfill gives it: key and non-null columns.
+		row := map[string]any{}
+		oldKey := make([]any, 0, len(v.keyCols))
+		oldVals := map[string]any{}
+		for i, col := range v.oldCols {
+			val := oldVal(i)
+			if i < len(v.keyCols) {
+				oldKey = append(oldKey, val)
+			} else {
+				oldVals[col.Name] = val
 			}
-			// The transform sees what Backfill gives it: key and non-null columns.
-			row := map[string]any{}
-			oldKey := make([]any, 0, len(keyCols))
-			oldVals := map[string]any{}
-			for i, col := range oldCols {
-				v := oldVal(i)
-				if i < len(keyCols) {
-					oldKey = append(oldKey, v)
-				} else {
-					oldVals[col.Name] = v
-				}
-				if v != nil {
-					row[col.Name] = v
-				}
-			}
-			newKey, err := m.newKey(row)
-			if err != nil {
-				iter.Close()
-				return rep, err
-			}
-			rep.Checked++
-			keyArgs, err := m.new.KeyArgs(newKey)
-			if err != nil {
-				iter.Close()
-				return rep, err
-			}
-			err = m.s.Query(newRead, keyArgs...).WithContext(ctx).Idempotent(true).Scan(newDest...)
-			got := map[string]any{}
-			for i, name := range m.values {
-				got[name] = newVal(i)
-			}
-			switch {
-			case errors.Is(err, gocql.ErrNotFound):
-				rep.Missing++
-				rep.add(Diff{Kind: "missing", OldKey: oldKey, NewKey: newKey, Old: oldVals})
-			case err != nil:
-				iter.Close()
-				return rep, fmt.Errorf("keymigrate: verify read: %w", err)
-			case !reflect.DeepEqual(oldVals, got):
-				rep.Different++
-				rep.add(Diff{Kind: "different", OldKey: oldKey, NewKey: newKey, Old: oldVals, New: got})
+			if val != nil {
+				row[col.Name] = val
 			}
 		}
-		if err := iter.Close(); err != nil {
-			return rep, fmt.Errorf("keymigrate: verify scan: %w", err)
+		newKey, err := m.newKey(row)
+		if err != nil {
+			iter.Close()
+			return rep, err
 		}
-		var n int64
-		if err := m.s.Query(newCount, lo, hi).WithContext(ctx).Scan(&n); err != nil {
-			return rep, fmt.Errorf("keymigrate: count new rows: %w", err)
+		rep.Checked++
+		keyArgs, err := m.new.KeyArgs(newKey)
+		if err != nil {
+			iter.Close()
+			return rep, err
 		}
-		rep.NewRows += n
+		err = m.s.Query(v.newRead, keyArgs...).WithContext(ctx).Idempotent(true).Scan(newDest...)
+		got := map[string]any{}
+		for i, name := range m.values {
+			got[name] = newVal(i)
+		}
+		switch {
+		case errors.Is(err, gocql.ErrNotFound):
+			rep.Missing++
+			rep.add(Diff{Kind: "missing", OldKey: oldKey, NewKey: newKey, Old: oldVals})
+		case err != nil:
+			iter.Close()
+			return rep, fmt.Errorf("keymigrate: verify read: %w", err)
+		case !reflect.DeepEqual(oldVals, got):
+			rep.Different++
+			rep.add(Diff{Kind: "different", OldKey: oldKey, NewKey: newKey, Old: oldVals, New: got})
+		}
 	}
+	if err := iter.Close(); err != nil {
+		return rep, fmt.Errorf("keymigrate: verify scan: %w", err)
+	}
+	var n int64
+	if err := m.s.Query(v.newCount, lo, hi).WithContext(ctx).Idempotent(true).Scan(&n); err != nil {
+		return rep, fmt.Errorf("keymigrate: count new rows: %w", err)
+	}
+	rep.NewRows = n
 	return rep, nil
 }
 

@@ -24,13 +24,14 @@ type workerConfig struct {
 	ranges        int
 	rowsPerSec    float64
 	pageSize      int
+	inFlight      int
 	leaseKeyspace string // "": the old table's keyspace
 	leaseTable    string
 	progress      func(WorkerEvent)
 }
 
 // workerDefaults: a generated worker id (host-pid-random), a 60 s lease, 256 ranges,
-// no throttle, pages of 1000 rows, leases in keymigrate_leases in the old table's
+// no throttle, pages of 1000 rows, 16 rows in flight, leases in keymigrate_leases in the old table's
 // keyspace, no progress callback.
 func workerDefaults() workerConfig {
 	host, _ := os.Hostname()
@@ -39,7 +40,7 @@ func workerDefaults() workerConfig {
 	}
 	u, _ := gocql.RandomUUID()
 	return workerConfig{id: fmt.Sprintf("%s-%d-%s", host, os.Getpid(), u.String()[:8]), leaseTTL: time.Minute,
-		ranges: 256, pageSize: 1000, leaseTable: "keymigrate_leases"}
+		ranges: 256, pageSize: 1000, inFlight: defaultInFlight, leaseTable: "keymigrate_leases"}
 }
 
 // WorkerID names the worker in the lease table (default host-pid-random). Two workers
@@ -98,6 +99,18 @@ func WorkerPageSize(n int) WorkerOption {
 			return fmt.Errorf("keymigrate: page size %d", n)
 		}
 		c.pageSize = n
+		return nil
+	}
+}
+
+// WorkerRowsInFlight bounds how many rows of the range this worker copies are being
+// written at once (default 16; 1 to 1024), while the scan reads on.
+func WorkerRowsInFlight(n int) WorkerOption {
+	return func(c *workerConfig) error {
+		if err := checkInFlight(n); err != nil {
+			return err
+		}
+		c.inFlight = n
 		return nil
 	}
 }
@@ -211,7 +224,7 @@ func (m *Migration) RunWorker(ctx context.Context, opts ...WorkerOption) (rep Wo
 	}
 	w := &worker{m: m, c: c, l: l, sc: sc, lim: newLimiter(c.rowsPerSec), rep: &rep}
 	w.bc = backfillDefaults()
-	w.bc.ranges, w.bc.pageSize = c.ranges, c.pageSize
+	w.bc.ranges, w.bc.pageSize, w.bc.inFlight = c.ranges, c.pageSize, c.inFlight
 	poll := min(max(c.leaseTTL/4, 500*time.Millisecond), 5*time.Second)
 	next := int(hash64([]byte(c.id)) % uint64(c.ranges)) // spread workers around the ring
 	failures := 0
@@ -354,7 +367,8 @@ func (w *worker) copy(ctx context.Context, r int, claim gocql.UUID) error {
 			return fmt.Errorf("%w: new key %x", ErrDuplicateKey, newKey)
 		}
 		seen[nk] = ok
-		// Called before each row is written: the rows before it are copied.
+		// Called before each row is written: the rows before it are copied or being
+		// written (up to the rows in flight).
 		n := copied.Add(1) - 1
 		if n > 0 && n%logEvery == 0 {
 			_ = w.l.logClaim(rctx, r, claim, w.c.id, "copying", n) // statistics only: a failure does not stop the copy

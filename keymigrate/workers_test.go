@@ -9,19 +9,19 @@ import (
 func TestKeymigrateWorkerOptionsRejectBadValues(t *testing.T) {
 	for _, o := range []WorkerOption{WorkerID(""), WorkerLeaseTTL(time.Second), WorkerLeaseTTL(2500 * time.Millisecond),
 		WorkerLeaseTTL(25 * time.Hour), WorkerRanges(0), WorkerRanges(1 << 17), WorkerRate(0), WorkerRate(-1),
-		WorkerPageSize(0), LeaseTable("bad-name", "t"), LeaseTable("ks", "")} {
+		WorkerPageSize(0), WorkerRowsInFlight(0), WorkerRowsInFlight(1025), LeaseTable("bad-name", "t"), LeaseTable("ks", "")} {
 		c := workerDefaults()
 		if err := o(&c); err == nil {
 			t.Error("bad option accepted")
 		}
 	}
 	c := workerDefaults()
-	for _, o := range []WorkerOption{WorkerID("w1"), WorkerLeaseTTL(2 * time.Second), WorkerRanges(8), WorkerRate(10), LeaseTable("ks", "leases")} {
+	for _, o := range []WorkerOption{WorkerID("w1"), WorkerLeaseTTL(2 * time.Second), WorkerRanges(8), WorkerRate(10), WorkerRowsInFlight(4), LeaseTable("ks", "leases")} {
 		if err := o(&c); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if c.id != "w1" || c.leaseTTL != 2*time.Second || c.ranges != 8 || c.leaseKeyspace != "ks" {
+	if c.id != "w1" || c.leaseTTL != 2*time.Second || c.ranges != 8 || c.leaseKeyspace != "ks" || c.inFlight != 4 {
 		t.Fatalf("%+v", c)
 	}
 }

@@ -95,6 +95,7 @@ type migrateFlags struct {
 	ranges     int
 	// backfill
 	workers  int
+	inFlight int
 	rate     float64
 	resume   bool
 	leaseTTL time.Duration
@@ -117,6 +118,7 @@ func (f *migrateFlags) register(fs *flag.FlagSet, sub string) {
 	case "backfill":
 		fs.IntVar(&f.ranges, "ranges", 256, "token ranges: the unit of work (every worker of a migration must agree)")
 		fs.IntVar(&f.workers, "workers", 1, "workers in this process (each copies one range at a time)")
+		fs.IntVar(&f.inFlight, "in-flight", 16, "rows each worker writes at once while its scan reads on (1 to 1024)")
 		fs.Float64Var(&f.rate, "rate", 0, "rows per second for this process, shared by its workers (0: no limit)")
 		fs.BoolVar(&f.resume, "resume", false, "continue (or join) a migration that has started")
 		fs.DurationVar(&f.leaseTTL, "lease-ttl", time.Minute, "a lease's time to live (whole seconds); renewed every third of it")
@@ -137,6 +139,8 @@ func (f *migrateFlags) validate() error {
 		return fmt.Errorf("migrate: --ranges %d: want 1 to 65536", f.ranges)
 	case f.sub == "backfill" && (f.workers < 1 || f.workers > 256):
 		return fmt.Errorf("migrate: --workers %d: want 1 to 256", f.workers)
+	case f.sub == "backfill" && (f.inFlight < 1 || f.inFlight > 1024):
+		return fmt.Errorf("migrate: --in-flight %d: want 1 to 1024", f.inFlight)
 	case f.rate < 0:
 		return fmt.Errorf("migrate: --rate %v: want 0 (no limit) or more", f.rate)
 	case f.sub == "backfill" && (f.leaseTTL < 2*time.Second || f.leaseTTL > 24*time.Hour || f.leaseTTL%time.Second != 0):
@@ -335,7 +339,8 @@ func migrateBackfill(ctx context.Context, m *keymigrate.Migration, f *migrateFla
 		fmt.Fprintf(stdout, "backfill: migration %q is complete: %v\n", m.ID, st)
 		return nil
 	}
-	opts := []keymigrate.WorkerOption{lease, keymigrate.WorkerRanges(f.ranges), keymigrate.WorkerLeaseTTL(f.leaseTTL)}
+	opts := []keymigrate.WorkerOption{lease, keymigrate.WorkerRanges(f.ranges), keymigrate.WorkerLeaseTTL(f.leaseTTL),
+		keymigrate.WorkerRowsInFlight(f.inFlight)}
 	if f.rate > 0 {
 		opts = append(opts, keymigrate.WorkerRate(f.rate/float64(f.workers)))
 	}

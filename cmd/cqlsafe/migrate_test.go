@@ -298,7 +298,7 @@ func TestMigrateInterruptHandsLeasesBack(t *testing.T) {
 	backfill := append([]string{"migrate", "backfill", "--ranges", "16", "--progress", "lines", "--progress-every", "1s"}, args...)
 	for _, bad := range [][]string{
 		append(append([]string{}, backfill...), "--workers", "0"), append(append([]string{}, backfill...), "--lease-ttl", "1500ms"),
-		append(append([]string{}, backfill...), "--rate", "-1"), {"migrate", "backfill"}, {"migrate", "nope"},
+		append(append([]string{}, backfill...), "--rate", "-1"), append(append([]string{}, backfill...), "--in-flight", "0"), {"migrate", "backfill"}, {"migrate", "nope"},
 		append([]string{"migrate", "check", "--map", "comment_key=nope(comment_key)"}, args...),
 		append([]string{"migrate", "check", "--map", "author=author"}, args...),
 	} {
