@@ -187,6 +187,9 @@ func (m *Migration) workerOptions(opts []WorkerOption) (workerConfig, error) {
 //   - An LWT whose outcome is unknown (a timeout) is not re-sent but settled by a SERIAL
 //     read (settle.LWT); one that cannot be settled counts as not applied: the lease
 //     then expires by itself.
+//   - A worker with nothing left to claim (every range done or held) reads the lease
+//     table every second (an eighth of the lease TTL when shorter) until the migration
+//     is complete or a lease it can take over expires.
 //   - When ctx is cancelled the worker stops, gives its lease back (so others need not
 //     wait for the TTL) and returns ctx's error with its report.
 //
@@ -225,7 +228,10 @@ func (m *Migration) RunWorker(ctx context.Context, opts ...WorkerOption) (rep Wo
 	w := &worker{m: m, c: c, l: l, sc: sc, lim: newLimiter(c.rowsPerSec), rep: &rep}
 	w.bc = backfillDefaults()
 	w.bc.ranges, w.bc.pageSize, w.bc.inFlight = c.ranges, c.pageSize, c.inFlight
-	poll := min(max(c.leaseTTL/4, 500*time.Millisecond), 5*time.Second)
+	// A worker with nothing to claim reads the lease table this often, for a range to
+	// be given back or a lease to expire, and to see the migration complete: the last
+	// range's end is seen within this, so it is short; a read is one small page.
+	poll := min(max(c.leaseTTL/8, 250*time.Millisecond), time.Second)
 	next := int(hash64([]byte(c.id)) % uint64(c.ranges)) // spread workers around the ring
 	failures := 0
 	for {

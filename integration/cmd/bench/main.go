@@ -53,7 +53,7 @@ func main() {
 	flag.StringVar(&f.cpuprofile, "cpuprofile", "", "write a client CPU profile of the pairs run here")
 	flag.StringVar(&f.memprofile, "memprofile", "", "write a client allocation profile (pprof -sample_index=alloc_space)")
 	flag.IntVar(&f.trace, "trace", 0, "trace this many executions of each overwrite side on the server and summarise where the time went")
-	flag.IntVar(&f.kmRows, "keymigrate-rows", 0, "rows for the Backfill vs naive copy pair (default 100,000; -quick 5,000; the 1M figure: 1000000)")
+	flag.IntVar(&f.kmRows, "keymigrate-rows", 0, "rows for the Backfill vs naive copy and 3 vs 1 workers pairs (default 100,000; -quick 5,000; the 1M figure: 1000000)")
 	flag.BoolVar(&f.micro, "micro", true, "also run the clientid micro-benchmarks (go test -bench ./clientid)")
 	flag.Parse()
 	if err := run(f); err != nil {
@@ -149,12 +149,12 @@ func run(f flags) error {
 		}
 		add(ps...)
 	}
-	if only.MatchString("backfill_vs_naive") {
-		p, err := backfillPair(ctx, e)
+	if only.MatchString("backfill_vs_naive") || only.MatchString("workers_3_vs_1") {
+		ps, err := backfillPairs(ctx, e)
 		if err != nil {
 			return fmt.Errorf("keymigrate: %w", err)
 		}
-		add(p)
+		add(ps...)
 	}
 
 	if f.cpuprofile != "" {

@@ -420,9 +420,11 @@ func droppedPairs(ctx context.Context, e *env, closers *[]func()) ([]*pair, erro
 	}, nil
 }
 
-// backfillPair: keymigrate Backfill vs a naive SELECT-then-INSERT copy of the same
-// table, both 16–32 wide. Each round copies into a fresh target table.
-func backfillPair(ctx context.Context, e *env) (*pair, error) {
+// backfillPairs: keymigrate Backfill vs a naive SELECT-then-INSERT copy of the same
+// table, both 16–32 wide; and RunWorker with three workers vs one (goroutines of one
+// process sharing its session, 16 rows in flight each). Each round copies into a
+// fresh target table.
+func backfillPairs(ctx context.Context, e *env) ([]*pair, error) {
 	rows := e.kmRows
 	if err := e.exec(ctx, `CREATE TABLE comments_v1 (post_id text, comment_key text, author text, body text, PRIMARY KEY (post_id, comment_key))`); err != nil {
 		return nil, err
@@ -470,7 +472,47 @@ func backfillPair(ctx context.Context, e *env) (*pair, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pair{key: "backfill_vs_naive", title: fmt.Sprintf("`keymigrate` Backfill vs naive SELECT-then-INSERT copy, %d rows", rows), rounds: 0,
+	// workers copies the table with n RunWorker goroutines under migration id.
+	workers := func(n int, prefix string) side {
+		return side{name: fmt.Sprintf("%d worker(s)", n), whole: func(ctx context.Context, r int) (int, func(context.Context) (string, error), error) {
+			name := fmt.Sprintf("comments_%s_r%d", prefix, r)
+			if err := target(ctx, name); err != nil {
+				return 0, nil, err
+			}
+			nt, err := overwrite.Describe(ctx, e.s, e.ks, name)
+			if err != nil {
+				return 0, nil, err
+			}
+			m, err := keymigrate.New(e.s, fmt.Sprintf("bench-%s-r%d", prefix, r), old, nt, transform)
+			if err != nil {
+				return 0, nil, err
+			}
+			reps := make([]keymigrate.WorkerReport, n)
+			errs := make([]error, n)
+			var wg sync.WaitGroup
+			for w := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					reps[w], errs[w] = m.RunWorker(ctx, keymigrate.WorkerID(fmt.Sprintf("bench-%s-r%d-w%d", prefix, r, w)), keymigrate.WorkerRanges(64))
+				}()
+			}
+			wg.Wait()
+			copied := 0
+			for w := range n {
+				if errs[w] != nil {
+					return 0, nil, errs[w]
+				}
+				copied += int(reps[w].Rows)
+			}
+			if copied != rows {
+				return 0, nil, fmt.Errorf("%d workers copied %d rows, want %d", n, copied, rows)
+			}
+			return copied, counted(name), nil
+		}}
+	}
+	return []*pair{{key: "workers_3_vs_1", title: fmt.Sprintf("`keymigrate` RunWorker, 3 workers vs 1 (one process, one session, 64 ranges), %d rows", rows),
+		a: workers(3, "w3"), b: workers(1, "w1")}, {key: "backfill_vs_naive", title: fmt.Sprintf("`keymigrate` Backfill vs naive SELECT-then-INSERT copy, %d rows", rows), rounds: 0,
 		a: side{name: "Backfill", whole: func(ctx context.Context, r int) (int, func(context.Context) (string, error), error) {
 			name := fmt.Sprintf("comments_bf_r%d", r)
 			if err := target(ctx, name); err != nil {
@@ -532,5 +574,5 @@ func backfillPair(ctx context.Context, e *env) (*pair, error) {
 			}
 			return int(copied.Load()), counted(name), firstErr
 		}},
-	}, nil
+	}}, nil
 }
