@@ -15,36 +15,52 @@ func TestHedgeDelayPercentile(t *testing.T) {
 	cases := []struct {
 		name    string
 		opts    []HedgeOption
-		samples func(i int) (time.Duration, bool) // the i-th sample, censored
+		samples func(i int, delay time.Duration) (time.Duration, bool) // the i-th sample, censored, under the delay then
 		n       int
 		start   time.Duration // delay before the samples (0: the default start)
 		want    time.Duration
 	}{
 		{name: "before enough samples: the ceiling", n: hedgeMinCount - 1,
-			samples: func(int) (time.Duration, bool) { return ms, false }, want: 250 * ms},
-		{name: "p95 of 1..256 ms", n: 256, opts: []HedgeOption{HedgeDelayBounds(ms, time.Second)},
-			samples: func(i int) (time.Duration, bool) { return time.Duration(i+1) * ms, false }, want: 244 * ms},
+			samples: func(int, time.Duration) (time.Duration, bool) { return ms, false }, want: 250 * ms},
+		{name: "p99 (the default) of 1..256 ms", n: 256, opts: []HedgeOption{HedgeDelayBounds(ms, time.Second)},
+			samples: func(i int, _ time.Duration) (time.Duration, bool) { return time.Duration(i+1) * ms, false }, want: 254 * ms},
+		{name: "p95 of 1..256 ms", n: 256, opts: []HedgeOption{HedgePercentile(0.95), HedgeDelayBounds(ms, time.Second)},
+			samples: func(i int, _ time.Duration) (time.Duration, bool) { return time.Duration(i+1) * ms, false }, want: 244 * ms},
 		{name: "p50 of 1..256 ms", n: 256, opts: []HedgeOption{HedgePercentile(0.5), HedgeDelayBounds(ms, time.Second)},
-			samples: func(i int) (time.Duration, bool) { return time.Duration(i+1) * ms, false }, want: 128 * ms},
+			samples: func(i int, _ time.Duration) (time.Duration, bool) { return time.Duration(i+1) * ms, false }, want: 128 * ms},
 		{name: "only the last 256 count", n: 512, opts: []HedgeOption{HedgeDelayBounds(ms, time.Second)},
-			samples: func(i int) (time.Duration, bool) {
+			samples: func(i int, _ time.Duration) (time.Duration, bool) {
 				if i < 256 {
 					return 900 * ms, false
 				}
 				return 10 * ms, false
 			}, want: 10 * ms},
 		{name: "below the floor", n: 64,
-			samples: func(int) (time.Duration, bool) { return 100 * time.Microsecond, false }, want: 2 * ms},
+			samples: func(int, time.Duration) (time.Duration, bool) { return 100 * time.Microsecond, false }, want: 2 * ms},
 		{name: "above the ceiling", n: 64,
-			samples: func(int) (time.Duration, bool) { return time.Second, false }, want: 250 * ms},
-		{name: "4% outlasted the delay: percentile still known", n: 256, opts: []HedgeOption{HedgeDelayBounds(ms, time.Second)},
-			samples: func(i int) (time.Duration, bool) { return 5 * ms, i%25 == 0 }, want: 5 * ms},
+			samples: func(int, time.Duration) (time.Duration, bool) { return time.Second, false }, want: 250 * ms},
+		{name: "4% outlasted the delay: p95 still known", n: 256, start: 7 * ms, opts: []HedgeOption{HedgePercentile(0.95), HedgeDelayBounds(ms, time.Second)},
+			samples: func(i int, _ time.Duration) (time.Duration, bool) { return 5 * ms, i%25 == 0 }, want: 5 * ms},
 		// 10% lost responses: the tail is unknown; waiting longer would not help.
 		{name: "10% outlasted the delay: delay stays", n: 256, start: 7 * ms, opts: []HedgeOption{HedgeDelayBounds(ms, time.Second)},
-			samples: func(i int) (time.Duration, bool) { return 5 * ms, i%10 == 0 }, want: 7 * ms},
+			samples: func(i int, _ time.Duration) (time.Duration, bool) { return 5 * ms, i%10 == 0 }, want: 7 * ms},
+		// Responses lost from the start, at the ceiling: no answer came in between the
+		// answers (1 to 6.7 ms) and the delay, so those were lost, not slow: the delay
+		// drops to the answers' p99 and stays there (answers at or past it are then
+		// censored too, as they are in a real run).
+		{name: "10% lost from the start: learnt from the answers", n: 512,
+			samples: func(i int, delay time.Duration) (time.Duration, bool) {
+				d := ms + time.Duration(i%20)*300*time.Microsecond
+				return d, i%10 == 0 || d >= delay
+			}, want: 6700 * time.Microsecond},
+		{name: "10% outlasted a delay the answers reach: delay stays", n: 256, start: 6 * ms, opts: []HedgeOption{HedgeDelayBounds(ms, time.Second)},
+			samples: func(i int, delay time.Duration) (time.Duration, bool) {
+				d := ms + time.Duration(i%20)*300*time.Microsecond
+				return d, i%10 == 0 || d >= delay
+			}, want: 6 * ms},
 		// Most executions slower than the delay: the cluster is slow, back off.
 		{name: "60% outlasted the delay: delay doubles per recompute", n: hedgeEvery, start: 7 * ms, opts: []HedgeOption{HedgeDelayBounds(ms, time.Second)},
-			samples: func(i int) (time.Duration, bool) { return 5 * ms, i%5 < 3 }, want: 14 * ms},
+			samples: func(i int, _ time.Duration) (time.Duration, bool) { return 5 * ms, i%5 < 3 }, want: 14 * ms},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,7 +72,7 @@ func TestHedgeDelayPercentile(t *testing.T) {
 				h.delayNs.Store(int64(tc.start))
 			}
 			for i := 0; i < tc.n; i++ {
-				h.record(tc.samples(i))
+				h.record(tc.samples(i, h.delay()))
 			}
 			if got := h.delay(); got != tc.want {
 				t.Errorf("delay %v, want %v", got, tc.want)

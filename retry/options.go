@@ -139,7 +139,7 @@ func WithTimeoutsOnNextHost() Option { return func(c *config) error { c.nextHost
 // its pinned timestamp, gets gocql speculative executions — a second copy to the next
 // host when the first has not answered after a delay drawn from this Policy's recent
 // successful executions. Counters, list appends, LWTs and anything else not repeatable
-// are never hedged. Defaults (see the Hedge… options): delay at the 95th percentile of
+// are never hedged. Defaults (see the Hedge… options): delay at the 99th percentile of
 // the last 256 executions, within [2 ms, 250 ms] (250 ms until 32 were seen); at most 2
 // executions of a statement in flight. The session must pick hosts through
 // HedgingHosts, else nothing is hedged (see there why).
