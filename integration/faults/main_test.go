@@ -152,6 +152,15 @@ func (e *env) dropped() int64 {
 	return n
 }
 
+// requests is the number of requests the proxies forwarded so far.
+func (e *env) requests() int64 {
+	var n int64
+	for _, p := range e.proxies {
+		n += p.Stats().Requests.Load()
+	}
+	return n
+}
+
 // result is one scenario's line of FAULTS.md.
 type result struct {
 	Scenario                     string

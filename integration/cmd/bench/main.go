@@ -35,6 +35,7 @@ type flags struct {
 	quick      bool
 	out        string
 	chart      string
+	section    string
 	only       string
 	cpuprofile string
 	memprofile string
@@ -48,6 +49,7 @@ func main() {
 	flag.IntVar(&f.rounds, "rounds", 6, "rounds per pair (each side runs once per round; which runs first alternates)")
 	flag.BoolVar(&f.quick, "quick", false, "small counts: a smoke run, not numbers to publish")
 	flag.StringVar(&f.out, "o", "", "regenerate this BENCHMARKS.md's generated section (and the chart beside it); empty: print only")
+	flag.StringVar(&f.section, "section", "", "with -o: regenerate the generated section of this name (<!-- bench:NAME:begin … --> … <!-- bench:NAME:end -->) instead of the main one")
 	flag.StringVar(&f.chart, "chart", "docs/overwrite-chart.svg", "the chart, relative to -o's directory")
 	flag.StringVar(&f.only, "only", "", "run only pairs whose key matches this regular expression (e.g. overwrite)")
 	flag.StringVar(&f.cpuprofile, "cpuprofile", "", "write a client CPU profile of the pairs run here")
@@ -205,7 +207,7 @@ func run(f flags) error {
 	if f.out == "" {
 		return nil
 	}
-	if err := regenerate(f.out, md); err != nil {
+	if err := regenerate(f.out, f.section, md); err != nil {
 		return err
 	}
 	if len(read) > 0 {
@@ -262,19 +264,25 @@ const (
 	endMarker   = "<!-- bench:end -->"
 )
 
-// regenerate replaces the generated section of path (between the markers) with md;
-// without markers the section is appended.
-func regenerate(path, md string) error {
+// regenerate replaces the generated section of path (between the markers; of the
+// section called name, when not empty) with md; without markers the section is
+// appended.
+func regenerate(path, name, md string) error {
 	old, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	section := beginMarker + "\n" + md + endMarker
+	begin, end := beginMarker, endMarker
+	if name != "" {
+		begin = strings.Replace(beginMarker, "bench:begin", "bench:"+name+":begin", 1)
+		end = strings.Replace(endMarker, "bench:end", "bench:"+name+":end", 1)
+	}
+	section := begin + "\n" + md + end
 	s := string(old)
-	i, j := strings.Index(s, "<!-- bench:begin"), strings.Index(s, endMarker)
+	i, j := strings.Index(s, begin[:strings.Index(begin, " (")]), strings.Index(s, end)
 	switch {
 	case i >= 0 && j > i:
-		s = s[:i] + section + s[j+len(endMarker):]
+		s = s[:i] + section + s[j+len(end):]
 	default:
 		s = strings.TrimRight(s, "\n") + "\n\n" + section + "\n"
 	}

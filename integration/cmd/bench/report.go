@@ -46,6 +46,9 @@ func report(f flags, m machine, results []result, traces []traceSummary, read []
 		cmd += fmt.Sprintf(" -keymigrate-rows %d", f.kmRows)
 	}
 	if f.out != "" {
+		if f.section != "" {
+			cmd += " -section " + f.section
+		}
 		cmd += " -o " + f.out
 	}
 	fmt.Fprintf(&b, "**Generated** %s by `%s`.\n\n", m.date.Format("2006-01-02 15:04 MST"), cmd)
