@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
@@ -75,6 +74,7 @@ type Instrumentation struct {
 	queryText bool
 	spanKind  trace.SpanStartOption // built once: options box their values
 	sets      measureSets
+	stmts     cowMap[stmtKey, *stmtInfo]
 	hosts     hostAttrs
 
 	attempts       metric.Int64Counter
@@ -133,27 +133,14 @@ func (in *Instrumentation) Begin(ctx context.Context, x retry.Execution) (contex
 	if in == nil {
 		return ctx, nil
 	}
-	op := operationName(x.Statement, x.Batch)
-	attrs := make([]attribute.KeyValue, 0, 8)
-	attrs = append(attrs, semconv.DBSystemNameCassandra, attrIdempotent.Bool(x.Idempotent))
-	if x.Keyspace != "" {
-		attrs = append(attrs, semconv.DBNamespace(x.Keyspace))
+	info := in.statement(x)
+	// The write timestamp, the one attribute that changes with every execution, is set
+	// when the span ends (and only if it records): the start options stay shared.
+	ctx, span := in.tracer.Start(ctx, x.Operation, info.start...)
+	t := &opTrace{Context: ctx, in: in, info: info, span: span, recording: span.IsRecording(), start: time.Now(),
+		timestamp: x.Timestamp}
+	if t.recording {
+		t.rec = new(recBuffers)
 	}
-	if op != "" {
-		attrs = append(attrs, semconv.DBOperationName(op))
-	}
-	if x.Timestamp != 0 {
-		attrs = append(attrs, attrTimestamp.Int64(x.Timestamp))
-	}
-	if !x.Idempotent && len(x.Reasons) > 0 {
-		// The verdict's reasons name statement features ("counter update"), never values.
-		attrs = append(attrs, attrReasons.StringSlice(x.Reasons))
-	}
-	if in.queryText && x.Statement != "" {
-		attrs = append(attrs, semconv.DBQueryText(x.Statement))
-	}
-	ctx, span := in.tracer.Start(ctx, x.Operation, in.spanKind, trace.WithAttributes(attrs...))
-	t := &opTrace{Context: ctx, in: in, span: span, recording: span.IsRecording(), start: time.Now(),
-		operation: x.Operation, keyspace: x.Keyspace, dbOp: op, statement: x.Statement, batch: x.Batch}
 	return t, t
 }

@@ -1,9 +1,6 @@
 package cqlsafeotel
 
 import (
-	"sync"
-	"sync/atomic"
-
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
@@ -26,13 +23,12 @@ const maxMeasureSets = 1024
 // copies its attributes, which would cost more than the measurement itself on every
 // execution. The key space is the metrics' cardinality, small by design.
 type measureSets struct {
-	m sync.Map // measureKey → metric.MeasurementOption
-	n atomic.Int64
+	c cowMap[measureKey, metric.MeasurementOption]
 }
 
 func (c *measureSets) get(k measureKey) metric.MeasurementOption {
-	if o, ok := c.m.Load(k); ok {
-		return o.(metric.MeasurementOption)
+	if o, ok := c.c.load(k); ok {
+		return o
 	}
 	attrs := make([]attribute.KeyValue, 0, 6)
 	attrs = append(attrs, attrOperation.String(k.operation), semconv.DBSystemNameCassandra)
@@ -49,11 +45,5 @@ func (c *measureSets) get(k measureKey) metric.MeasurementOption {
 	if k.extra != "" {
 		attrs = append(attrs, k.extra.String(k.value))
 	}
-	o := metric.WithAttributeSet(attribute.NewSet(attrs...))
-	if c.n.Load() < maxMeasureSets {
-		if _, loaded := c.m.LoadOrStore(k, o); !loaded {
-			c.n.Add(1)
-		}
-	}
-	return o
+	return c.c.store(k, metric.WithAttributeSet(attribute.NewSet(attrs...)), maxMeasureSets)
 }

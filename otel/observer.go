@@ -32,7 +32,7 @@ func (o queryObserver) ObserveQuery(ctx context.Context, q gocql.ObservedQuery) 
 	// A query run with an execution's context is one of its attempts only if it is the
 	// execution's statement: another query the caller runs with that context (inside
 	// retry.Do's function, say) is not.
-	if t, ok := ctx.Value(traceKey{}).(*opTrace); ok && o.in != nil && t.in == o.in && !t.batch && t.statement == q.Statement {
+	if t, ok := ctx.Value(traceKey{}).(*opTrace); ok && o.in != nil && t.in == o.in && !t.info.key.batch && t.info.key.statement == q.Statement {
 		t.observe(observedAttempt(q.Host, q.Attempt, q.End.Sub(q.Start), q.Err))
 	}
 	if o.next != nil {
@@ -46,7 +46,7 @@ type batchObserver struct {
 }
 
 func (o batchObserver) ObserveBatch(ctx context.Context, b gocql.ObservedBatch) {
-	if t, ok := ctx.Value(traceKey{}).(*opTrace); ok && o.in != nil && t.in == o.in && t.batch {
+	if t, ok := ctx.Value(traceKey{}).(*opTrace); ok && o.in != nil && t.in == o.in && t.info.key.batch {
 		if b.Attempt == 0 {
 			t.span.SetAttributes(semconv.DBOperationBatchSize(len(b.Statements)))
 		}

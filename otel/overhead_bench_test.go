@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,8 +49,15 @@ func BenchmarkOtelOverhead(b *testing.B) {
 		p      *retry.Policy
 		ratios []float64
 		cpu    []float64
+		labels context.Context // the arm's profiler labels
 	}
 	newArm := func(name string, sampler sdktrace.Sampler) *arm {
+		// Label what the arm starts (its session's connection goroutines, its span
+		// processor) so that a CPU profile (-cpuprofile) tells the arms apart:
+		// go tool pprof -tagfocus arm=plain, etc.
+		armCtx := pprof.WithLabels(context.Background(), pprof.Labels("arm", name))
+		pprof.SetGoroutineLabels(armCtx)
+		defer pprof.SetGoroutineLabels(context.Background())
 		cl := node.Cluster(ks)
 		cl.NumConns = 2
 		p := retry.NewPolicy()
@@ -69,7 +77,7 @@ func BenchmarkOtelOverhead(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Cleanup(s.Close)
-		return &arm{name: name, s: s, p: p}
+		return &arm{name: name, s: s, p: p, labels: armCtx}
 	}
 	arms := []*arm{newArm("plain", nil), newArm("all sampled", sdktrace.AlwaysSample()),
 		newArm("1 in 10 sampled", sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.1)))}
@@ -93,6 +101,7 @@ func BenchmarkOtelOverhead(b *testing.B) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				pprof.SetGoroutineLabels(a.labels)
 				for {
 					i := int(next.Add(1) - 1)
 					if i >= ops {

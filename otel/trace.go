@@ -28,19 +28,26 @@ import (
 type opTrace struct {
 	context.Context
 	in        *Instrumentation
+	info      *stmtInfo // the operation, keyspace and statement, and what they imply
 	span      trace.Span
 	recording bool // the span is sampled: build its attributes
 	start     time.Time
-	operation string
-	keyspace  string
-	dbOp      string
-	statement string
-	batch     bool
+	timestamp int64 // the pinned write timestamp, 0 for none
+
+	rec *recBuffers // a recording span's attribute buffers; nil if it does not record
 
 	mu      sync.Mutex
-	pending []attribute.KeyValue // the last observed attempt, not yet decided on
+	pending []attribute.KeyValue // the last observed attempt, not yet decided on (in rec.pending)
 	failed  int                  // attempts the Policy reported as failed
 	ended   bool
+}
+
+// recBuffers hold the attributes a recording span's events and end are built in: one
+// allocation per sampled execution instead of one per event, and none for the rest.
+// Events copy their attributes (trace.NewEventConfig); the end's are passed once.
+type recBuffers struct {
+	pending [10]attribute.KeyValue // an attempt event: up to 6 observed, 3 decided
+	end     [4]attribute.KeyValue
 }
 
 // traceKey finds an execution's opTrace in the context its attempts run with.
@@ -70,16 +77,12 @@ func (t *opTrace) observe(o observed) {
 	if !t.recording {
 		return
 	}
-	attrs := make([]attribute.KeyValue, 0, 10)
-	attrs = append(attrs, attrAttempt.Int(o.attempt+1),
-		attrLatency.Float64(float64(o.latency)/float64(time.Millisecond)))
-	if addr, ok := t.in.hosts.get(o.host); ok {
-		attrs = append(attrs, addr[:]...)
-	}
+	addr, hasAddr := t.in.hosts.get(o.host)
+	var errType, code attribute.KeyValue
 	if o.err != nil {
-		attrs = append(attrs, semconv.ErrorTypeKey.String(retry.ClassifyError(o.err).String()))
-		if code, ok := statusCode(o.err); ok {
-			attrs = append(attrs, semconv.DBResponseStatusCode(code))
+		errType = semconv.ErrorTypeKey.String(retry.ClassifyError(o.err).String())
+		if c, ok := statusCode(o.err); ok {
+			code = semconv.DBResponseStatusCode(c)
 		}
 	}
 	t.mu.Lock()
@@ -88,10 +91,22 @@ func (t *opTrace) observe(o observed) {
 		return // a speculative attempt that finished after the execution
 	}
 	t.flushLocked()
+	attrs := append(t.rec.pending[:0], attrAttempt.Int(o.attempt+1),
+		attrLatency.Float64(float64(o.latency)/float64(time.Millisecond)))
+	if hasAddr {
+		attrs = append(attrs, addr[:]...)
+	}
+	if errType.Valid() {
+		attrs = append(attrs, errType)
+	}
+	if code.Valid() {
+		attrs = append(attrs, code)
+	}
 	t.pending = attrs
 }
 
-// flushLocked writes the pending observed attempt as an event of its own.
+// flushLocked writes the pending observed attempt as an event of its own. The event
+// options copy the attributes (trace.NewEventConfig), so the buffer is free again.
 func (t *opTrace) flushLocked() {
 	if t.pending != nil {
 		t.span.AddEvent(eventAttempt, trace.WithAttributes(t.pending...))
@@ -122,7 +137,7 @@ func (t *opTrace) Attempt(ev retry.Event) {
 		} else {
 			// No observer saw it (none wired, or Do's own runs): the event says what the
 			// Policy knows.
-			attrs = append(attrs, attrAttempt.Int(ev.Attempt), semconv.ErrorTypeKey.String(class))
+			attrs = append(t.rec.pending[:0], attrAttempt.Int(ev.Attempt), semconv.ErrorTypeKey.String(class))
 		}
 		attrs = append(attrs, attrDecision.String(decision))
 		if ev.Retrying {
@@ -166,21 +181,34 @@ func (t *opTrace) End(err error, attempts int) {
 		}
 	}
 	if t.recording {
-		if err == nil {
-			t.span.SetAttributes(attrAttempts.Int(attempts), attrOutcome.String(outcome))
-		} else {
-			t.span.SetAttributes(attrAttempts.Int(attempts), attrOutcome.String(outcome),
-				semconv.ErrorTypeKey.String(class.String()))
+		attrs := t.rec.end[:0]
+		if t.timestamp != 0 {
+			attrs = append(attrs, attrTimestamp.Int64(t.timestamp))
+		}
+		attrs = append(attrs, attrAttempts.Int(attempts), attrOutcome.String(outcome))
+		if err != nil {
+			attrs = append(attrs, semconv.ErrorTypeKey.String(class.String()))
+		}
+		t.span.SetAttributes(attrs...)
+		if err != nil {
 			t.span.SetStatus(codes.Error, err.Error())
 		}
 	}
 	t.span.End()
 
 	in := t.in
-	attrs := t.measure(class.String(), "", "")
 	// Attempts the Policy did not report as failed: the successful last one, or a last
 	// one gocql gave up on without asking (a context that ended).
-	if rest := attempts - failed; rest > 0 {
+	rest := attempts - failed
+	if err == nil {
+		if rest > 0 {
+			in.attempts.Add(t, int64(rest), t.info.okAdd...)
+		}
+		in.duration.Record(t, elapsed.Seconds(), t.info.okRecord...)
+		return
+	}
+	attrs := t.measure(class.String(), "", "")
+	if rest > 0 {
 		in.attempts.Add(t, int64(rest), attrs)
 	}
 	if outcome == outcomeUnknown {
@@ -191,6 +219,6 @@ func (t *opTrace) End(err error, attempts int) {
 
 // measure is the attribute set of one measurement of this execution (see measureSets).
 func (t *opTrace) measure(class string, extra attribute.Key, value string) metric.MeasurementOption {
-	return t.in.sets.get(measureKey{operation: t.operation, keyspace: t.keyspace, dbOp: t.dbOp,
+	return t.in.sets.get(measureKey{operation: t.info.key.operation, keyspace: t.info.key.keyspace, dbOp: t.info.dbOp,
 		class: class, extra: extra, value: value})
 }
