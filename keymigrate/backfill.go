@@ -232,7 +232,7 @@ func (m *Migration) Backfill(ctx context.Context, opts ...BackfillOption) (Progr
 					}
 					seen[nk] = ok
 					return nil
-				})
+				}, nil)
 				if err != nil {
 					errs <- err
 					cancel()
@@ -341,10 +341,15 @@ type scan struct {
 	cols    []table.Column // key columns, then value columns
 	nKey    int
 	newCols []table.Column
-	// lists are the value columns (index among them) that are non-frozen lists;
-	// listWT reads their MAXWRITETIME from the new table by new key.
-	lists  []int
-	listWT string
+	// lists are the non-frozen list value columns (index among value columns) that
+	// are regular in the new table, listWT reads their MAXWRITETIME there by new key;
+	// staticLists and staticListWT the same for static ones, by new partition key.
+	lists, staticLists   []int
+	listWT, staticListWT string
+	// static are the value columns static in both tables: one cell per partition,
+	// repeated on every row the scan reads, written with the first row of each new
+	// partition in a range only.
+	static []int
 }
 
 func (m *Migration) scanner() (scan, error) {
@@ -354,12 +359,21 @@ func (m *Migration) scanner() (scan, error) {
 	for _, c := range keyCols {
 		names = append(names, c.Name)
 	}
-	var lists []string
+	var lists, staticLists []string
 	for j, name := range m.values {
 		c, _ := m.old.Column(name)
+		nc, _ := m.new.Column(name)
 		sc.cols = append(sc.cols, c)
 		names = append(names, name)
-		if isList(c) {
+		if c.Role == table.Static && nc.Role == table.Static {
+			sc.static = append(sc.static, j)
+		}
+		switch {
+		case !isList(c):
+		case nc.Role == table.Static:
+			sc.staticLists = append(sc.staticLists, j)
+			staticLists = append(staticLists, name)
+		default:
 			sc.lists = append(sc.lists, j)
 			lists = append(lists, name)
 		}
@@ -371,6 +385,11 @@ func (m *Migration) scanner() (scan, error) {
 	}
 	if len(lists) > 0 {
 		if sc.listWT, err = m.new.SelectByKey(table.CellWriteTime, lists...); err != nil {
+			return sc, err
+		}
+	}
+	if len(staticLists) > 0 {
+		if sc.staticListWT, err = m.new.SelectByPartitionKey(table.CellWriteTime, staticLists...); err != nil {
 			return sc, err
 		}
 	}
@@ -394,38 +413,45 @@ func collectionTTL(ttls []*int) int {
 // copiedLists returns, for the row being copied, which non-frozen list columns (value
 // column index) the new table already holds at the source's write time or later: a
 // second copy at the same timestamp would append the elements again, and an older copy
-// is shadowed anyway.
+// is shadowed anyway. A static list is read by partition key (Cassandra refuses a
+// clustering restriction on a read of static columns alone).
 func (m *Migration) copiedLists(ctx context.Context, sc scan, newKey []any, wts []*int64) (map[int]bool, error) {
-	need := false
-	for _, j := range sc.lists {
-		need = need || wts[j] != nil
-	}
-	if !need {
-		return nil, nil
-	}
-	have := make([]*int64, len(sc.lists))
-	dest := make([]any, len(have))
-	for i := range have {
-		dest[i] = &have[i]
-	}
-	keyArgs, err := m.new.KeyArgs(newKey)
-	if err != nil {
-		return nil, err
-	}
-	err = m.s.Query(sc.listWT, keyArgs...).WithContext(ctx).Idempotent(true).Scan(dest...)
-	if errors.Is(err, gocql.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("keymigrate: read list write times in %s.%s: %w", m.new.Keyspace, m.new.Name, err)
-	}
 	var skip map[int]bool
-	for i, j := range sc.lists {
-		if wts[j] != nil && have[i] != nil && *have[i] >= *wts[j] {
-			if skip == nil {
-				skip = map[int]bool{}
+	for _, q := range []struct {
+		cols []int
+		cql  string
+		key  []any
+	}{{sc.lists, sc.listWT, newKey}, {sc.staticLists, sc.staticListWT, newKey[:min(len(m.new.PartitionKey), len(newKey))]}} {
+		need := false
+		for _, j := range q.cols {
+			need = need || wts[j] != nil
+		}
+		if !need {
+			continue
+		}
+		have := make([]*int64, len(q.cols))
+		dest := make([]any, len(have))
+		for i := range have {
+			dest[i] = &have[i]
+		}
+		keyArgs, err := m.new.KeyArgs(q.key)
+		if err != nil {
+			return nil, err
+		}
+		err = m.s.Query(q.cql, keyArgs...).WithContext(ctx).Idempotent(true).Scan(dest...)
+		if errors.Is(err, gocql.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("keymigrate: read list write times in %s.%s: %w", m.new.Keyspace, m.new.Name, err)
+		}
+		for i, j := range q.cols {
+			if wts[j] != nil && have[i] != nil && *have[i] >= *wts[j] {
+				if skip == nil {
+					skip = map[int]bool{}
+				}
+				skip[j] = true
 			}
-			skip[j] = true
 		}
 	}
 	return skip, nil
@@ -442,13 +468,16 @@ type rowCopy struct {
 }
 
 // copyRange copies one token range; check is called with each row's encoded new and old
-// keys before it is written. Up to c.inFlight rows are written at once while the scan
-// reads on; the first error stops the range, after the writes in flight have ended.
-func (m *Migration) copyRange(ctx context.Context, sc scan, c backfillConfig, r int, lim *limiter, check func(newKey, oldKey []byte) error) (int64, int64, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+// keys before it is written, and written (when not nil) counts the rows written. Up to
+// c.inFlight rows are written at once while the scan reads on. The first error stops
+// the scan; the writes in flight then end (with ctx, not cancelled by the error) before
+// it is returned. A range copied without error was copied whole: a ctx ended midway is
+// an error, whatever the scan had read by then.
+func (m *Migration) copyRange(ctx context.Context, sc scan, c backfillConfig, r int, lim *limiter, check func(newKey, oldKey []byte) error, written *atomic.Int64) (int64, int64, error) {
+	scanCtx, stopScan := context.WithCancel(ctx)
+	defer stopScan()
 	lo, hi := tokenRange(r, c.ranges)
-	iter := m.s.Query(sc.cql, lo, hi).WithContext(ctx).PageSize(c.pageSize).Idempotent(true).Iter()
+	iter := m.s.Query(sc.cql, lo, hi).WithContext(scanCtx).PageSize(c.pageSize).Idempotent(true).Iter()
 	nVal := len(sc.cols) - sc.nKey
 	dest := make([]any, 0, sc.nKey+3*nVal)
 	// Every column is read in its serialised form (cqlvalue.Scan) and value columns
@@ -476,17 +505,22 @@ func (m *Migration) copyRange(ctx context.Context, sc scan, c backfillConfig, r 
 		once         sync.Once
 		firstErr     error
 		rows, writes atomic.Int64
+		// new partitions whose static cells this range has written (see scan.static)
+		staticDone map[string]bool
 	)
+	if len(sc.static) > 0 {
+		staticDone = map[string]bool{}
+	}
 	fail := func(err error) {
-		once.Do(func() { firstErr = err; cancel() })
+		once.Do(func() { firstErr = err; stopScan() })
 	}
 scan:
 	for iter.Scan(dest...) {
-		if err := lim.wait(ctx); err != nil {
+		if err := lim.wait(scanCtx); err != nil {
 			fail(err)
 			break
 		}
-		rc, err := m.readRow(sc, vals, wts, ttls, elemTTLs, check)
+		rc, err := m.readRow(sc, vals, wts, ttls, elemTTLs, check, staticDone)
 		// The scan allocates every value anew (cqlvalue.Raw, *int64, []*int): the row
 		// keeps them, and the next Scan starts from nil.
 		for j := range wts {
@@ -498,7 +532,8 @@ scan:
 		}
 		select {
 		case slots <- struct{}{}:
-		case <-ctx.Done():
+		case <-scanCtx.Done():
+			fail(scanCtx.Err()) // the range is not copied whole: an error, never "done"
 			break scan
 		}
 		wg.Add(1)
@@ -512,6 +547,9 @@ scan:
 				return
 			}
 			rows.Add(1)
+			if written != nil {
+				written.Add(1)
+			}
 		}()
 	}
 	closeErr := iter.Close()
@@ -528,7 +566,7 @@ scan:
 // readRow turns the scanned row into a rowCopy: decodes it, computes its new key and
 // passes both keys to check.
 func (m *Migration) readRow(sc scan, vals []*cqlvalue.Scan, wts []*int64, ttls []*int, elemTTLs [][]*int,
-	check func(newKey, oldKey []byte) error) (rowCopy, error) {
+	check func(newKey, oldKey []byte) error, staticDone map[string]bool) (rowCopy, error) {
 	row := make(map[string]any, len(sc.cols))
 	raw := make(map[string]cqlvalue.Raw, len(sc.cols))
 	for i, col := range sc.cols {
@@ -566,6 +604,20 @@ func (m *Migration) readRow(sc scan, vals []*cqlvalue.Scan, wts []*int64, ttls [
 	}
 	if err := check(nk, ok); err != nil {
 		return rowCopy{}, err
+	}
+	if staticDone != nil {
+		// Static cells go with the first row of each new partition: written again with
+		// every row, a static list would be appended once per row in flight.
+		pk, err := m.new.EncodePartitionKey(newKey[:len(m.new.PartitionKey)])
+		if err != nil {
+			return rowCopy{}, err
+		}
+		if staticDone[string(pk)] {
+			for _, j := range sc.static {
+				wts[j] = nil
+			}
+		}
+		staticDone[string(pk)] = true
 	}
 	return rowCopy{newKey: newKey, raw: raw, wts: slices.Clone(wts), ttls: slices.Clone(ttls), elemTTLs: slices.Clone(elemTTLs)}, nil
 }

@@ -188,8 +188,10 @@ func (m *Migration) workerOptions(opts []WorkerOption) (workerConfig, error) {
 //     read (settle.LWT); one that cannot be settled counts as not applied: the lease
 //     then expires by itself.
 //   - A worker with nothing left to claim (every range done or held) reads the lease
-//     table every second (an eighth of the lease TTL when shorter) until the migration
-//     is complete or a lease it can take over expires.
+//     table every second (an eighth of the lease TTL when shorter; with more than 1024
+//     ranges, a second per 1024, up to a quarter of the TTL) until the migration is
+//     complete or a lease it can take over expires. Reads that fail for a passing
+//     reason are tried again for up to a lease TTL.
 //   - When ctx is cancelled the worker stops, gives its lease back (so others need not
 //     wait for the TTL) and returns ctx's error with its report.
 //
@@ -230,19 +232,26 @@ func (m *Migration) RunWorker(ctx context.Context, opts ...WorkerOption) (rep Wo
 	w.bc.ranges, w.bc.pageSize, w.bc.inFlight = c.ranges, c.pageSize, c.inFlight
 	// A worker with nothing to claim reads the lease table this often, for a range to
 	// be given back or a lease to expire, and to see the migration complete: the last
-	// range's end is seen within this, so it is short; a read is one small page.
+	// range's end is seen within this, so it is short while a read is small (up to
+	// 1024 ranges); with more ranges, proportionally longer, up to a quarter lease.
 	poll := min(max(c.leaseTTL/8, 250*time.Millisecond), time.Second)
+	if c.ranges > 1024 {
+		poll = max(poll, min(poll*time.Duration(c.ranges/1024), c.leaseTTL/4))
+	}
 	next := int(hash64([]byte(c.id)) % uint64(c.ranges)) // spread workers around the ring
-	failures := 0
+	var failingSince time.Time
 	for {
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
 		st, err := l.status(ctx, c.ranges, src, dst)
 		if err != nil {
-			// A read that fails for a passing reason is tried again, a bounded number of
-			// times in a row.
-			if failures++; failures > 10 || !retry.ClassifyError(err).Retryable() {
+			// A read that fails for a passing reason is tried again while the failures
+			// last less than a lease TTL (at least 10 polls).
+			if failingSince.IsZero() {
+				failingSince = time.Now()
+			}
+			if time.Since(failingSince) > max(c.leaseTTL, 10*poll) || !retry.ClassifyError(err).Retryable() {
 				return rep, err
 			}
 			if err := wait.Sleep(ctx, poll); err != nil {
@@ -250,7 +259,7 @@ func (m *Migration) RunWorker(ctx context.Context, opts ...WorkerOption) (rep Wo
 			}
 			continue
 		}
-		failures = 0
+		failingSince = time.Time{}
 		if st.Complete() {
 			return rep, nil
 		}
@@ -373,17 +382,16 @@ func (w *worker) copy(ctx context.Context, r int, claim gocql.UUID) error {
 			return fmt.Errorf("%w: new key %x", ErrDuplicateKey, newKey)
 		}
 		seen[nk] = ok
-		// Called before each row is written: the rows before it are copied or being
-		// written (up to the rows in flight).
-		n := copied.Add(1) - 1
-		if n > 0 && n%logEvery == 0 {
+		// Called before each row is written, on this goroutine: log the rows written so
+		// far (copied counts them as their writes end) every logEvery.
+		if n := copied.Load(); n-logged >= logEvery {
 			_ = w.l.logClaim(rctx, r, claim, w.c.id, "copying", n) // statistics only: a failure does not stop the copy
 			w.event(r, "copied", n-logged)
 			logged = n
 		}
 		return nil
 	}
-	rows, writes, err := w.m.copyRange(rctx, w.sc, w.bc, r, w.lim, check)
+	rows, writes, err := w.m.copyRange(rctx, w.sc, w.bc, r, w.lim, check, &copied)
 	close(stop)
 	<-renewed
 	cancel()

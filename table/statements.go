@@ -144,6 +144,16 @@ func (t *Table) SelectByKey(cells Cell, columns ...string) (string, error) {
 	})
 }
 
+// SelectByPartitionKey returns SELECT <cells of columns> FROM t WHERE <every partition
+// key column> = ? LIMIT 1: the way to read static columns alone (Cassandra refuses a
+// clustering restriction when only static columns are selected). Binds: the first
+// len(PartitionKey) of KeyArgs.
+func (t *Table) SelectByPartitionKey(cells Cell, columns ...string) (string, error) {
+	return t.memoized(memoSelectPartition, cells, columns, func(sel string) string {
+		return "SELECT " + sel + " FROM " + cqltext.QuoteQualified(t.Keyspace, t.Name) + " WHERE " + equal(t.columns[:len(t.PartitionKey)]) + " LIMIT 1"
+	})
+}
+
 // ScanRange returns SELECT <cells of columns> FROM t WHERE token(<partition key>) > ?
 // AND token(…) <= ?: every row of one token range, columns as in SelectByKey. Binds:
 // the range's bounds (int64; Murmur3Partitioner tokens). Page through it.
@@ -182,8 +192,9 @@ type memoKind uint8
 const (
 	memoSelect memoKind = iota
 	memoScan
-	memoUpdate                  // + Using
-	memoInsert = memoUpdate + 4 // + Using
+	memoUpdate                           // + Using
+	memoInsert          = memoUpdate + 4 // + Using
+	memoSelectPartition = memoInsert + 4
 )
 
 type memoKey struct {

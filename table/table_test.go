@@ -117,6 +117,7 @@ func TestTableStatements(t *testing.T) {
 		{"count range", kv.CountRange(), `SELECT COUNT(*) FROM "KS"."kv" WHERE token("a", "B") > ? AND token("a", "B") <= ?`},
 		{"select values", must(tbl.SelectByKey(CellValue, "Name", "age")), `SELECT "Name", "age" FROM "ks"."t" WHERE "id" = ? AND "seq" = ?`},
 		{"select zero cells", must(tbl.SelectByKey(0, "Name")), `SELECT "Name" FROM "ks"."t" WHERE "id" = ? AND "seq" = ?`},
+		{"select static by partition", must(tbl.SelectByPartitionKey(CellWriteTime, "Name")), `SELECT WRITETIME("Name") FROM "ks"."t" WHERE "id" = ? LIMIT 1`},
 		{"select cells", must(tbl.SelectByKey(all, "Name", "tags")), `SELECT "Name", WRITETIME("Name"), TTL("Name"), "tags", MAXWRITETIME("tags"), TTL("tags") FROM "ks"."t" WHERE "id" = ? AND "seq" = ?`},
 		{"select write time", must(tbl.SelectByKey(CellWriteTime, "tags", "frozen")), `SELECT MAXWRITETIME("tags"), WRITETIME("frozen") FROM "ks"."t" WHERE "id" = ? AND "seq" = ?`},
 		{"select key columns by value", must(tbl.SelectByKey(CellWriteTime, "seq", "tier")), `SELECT "seq", WRITETIME("tier") FROM "ks"."t" WHERE "id" = ? AND "seq" = ?`},
