@@ -25,9 +25,20 @@ const (
 	attrBackoff    = attribute.Key("cqlsafe.backoff_ms")
 	attrReason     = attribute.Key("cqlsafe.refusal.reason")
 	attrWhy        = attribute.Key("cqlsafe.why")
+	attrHedges     = attribute.Key("cqlsafe.hedges")
+	attrHedge      = attribute.Key("cqlsafe.attempt.hedge")
+
+	attrSettleKind       = attribute.Key("cqlsafe.settle.kind")
+	attrSettleOutcome    = attribute.Key("cqlsafe.settle.outcome")
+	attrSettleStatements = attribute.Key("cqlsafe.settle.statements")
+	attrSettleElapsed    = attribute.Key("cqlsafe.settle.elapsed_ms")
 )
 
-const eventAttempt = "attempt"
+// Span event names.
+const (
+	eventAttempt = "attempt"
+	eventSettle  = "settle"
+)
 
 // Values of cqlsafe.outcome.
 const (

@@ -15,6 +15,10 @@
 //	cluster.BatchObserver = inst.BatchObserver(cluster.BatchObserver)
 //	policy := retry.NewPolicy(retry.WithTracer(inst))
 //
+// and, for settle results, give it to settle.Write and settle.LWT:
+//
+//	res, err := settle.Write(ctx, session, unknown, settle.WithObserver(inst))
+//
 // # Traces
 //
 // One span of kind client per logical execution, named by the execution's operation
@@ -25,31 +29,62 @@
 // only with WithQueryText(true); bound values never. cqlsafe.timestamp is the pinned
 // write timestamp every attempt sent, cqlsafe.idempotent the verdict, cqlsafe.attempts
 // the attempts made, cqlsafe.outcome "ok", "failed" or "unknown" (an
-// *retry.OutcomeUnknownError: the write may or may not have applied). A failed
-// execution has status Error and error.type, the retry error class.
+// *retry.OutcomeUnknownError: the write may or may not have applied), cqlsafe.hedges
+// the hedges sent when there were any (retry.WithHedging). A failed execution has
+// status Error and error.type, the retry error class.
 //
 // Each attempt is a span event named "attempt": cqlsafe.attempt (1 for the first),
 // server.address and server.port, cqlsafe.latency_ms, error.type and
 // db.response.status_code when it failed (from the observers), and after a failure the
 // decision (from the Policy): cqlsafe.decision "retry", "next_host" or "refuse", with
 // cqlsafe.backoff_ms before a retry, cqlsafe.refusal.reason and cqlsafe.why for a
-// refusal. retry.Do's span holds one event per run of its function; each Exec step
+// refusal. The successful attempt of a hedge that won is marked
+// cqlsafe.attempt.hedge true; a hedge's failed attempts are not told apart from
+// retries. retry.Do's span holds one event per run of its function; each Exec step
 // inside it is a child span of its own.
+//
+// A settle call with the Instrumentation as its observer adds an event named "settle"
+// to the span in its context, if that span records: cqlsafe.settle.kind ("write" or
+// "lwt"), cqlsafe.settle.outcome (settle's name of the outcome: "landed", "applied",
+// …), cqlsafe.settle.statements, cqlsafe.settle.elapsed_ms, and error.type when it
+// failed.
 //
 // # Metrics
 //
 // All carry cqlsafe.operation, db.system.name, db.namespace, db.operation.name and,
 // for failures, error.type (the retry error class, a dozen values):
 //
-//	cqlsafe.attempts            counter   attempts sent
+//	cqlsafe.attempts            counter   attempts sent (asynchronous; of hedged executions, see below)
 //	cqlsafe.retries             counter   failed attempts sent again (+ cqlsafe.decision)
 //	cqlsafe.refusals            counter   failed attempts not retried (+ cqlsafe.refusal.reason)
 //	cqlsafe.outcome_unknown     counter   executions that ended with an unknown outcome
+//	cqlsafe.hedges.sent         counter   hedges (speculative executions) sent
+//	cqlsafe.hedges.won          counter   executions a hedge answered
 //	cqlsafe.operation.duration  histogram seconds per logical execution, retries and backoff included
 //
 // Refusal reasons are a fixed set: context_done, not_retryable, batch_logged,
 // not_idempotent, attempts_exhausted.
 //
-// Hedged (speculative) attempts and settle results are not reported yet: the retry
-// hook does not tell them apart (see the TODOs in trace.go).
+// Hedges are counted from the hedge delay: gocql sends hedge k k delays after the
+// first execution while no answer has come (retry.Hedges). Of a hedged execution,
+// cqlsafe.attempts counts the failed attempts and the one that answered, a hedge's
+// or not, but not those still in flight when it ended. A hedge won when the
+// execution succeeded, no attempt failed, and the successful attempt the observers
+// saw started at or after the first hedge was due, which the first execution's does
+// only if its goroutine waited a whole delay to run. Without the observers,
+// hedges.won stays 0.
+//
+// cqlsafe.attempts is an asynchronous (observable) counter fed by one atomic count
+// per attribute set, read at each collection: every execution adds to it, and an
+// atomic add costs a fraction of a synchronous measurement. Readers see a monotonic
+// sum per attribute set, as from a synchronous counter; unlike one, it carries no
+// exemplars, and a reader with delta temporality gets a zero point for an attribute
+// set with no attempt since its last collection.
+//
+// settle calls given the Instrumentation (settle.WithObserver) are counted apart,
+// with db.system.name:
+//
+//	cqlsafe.settle.results      counter   settle.Write and settle.LWT calls, by cqlsafe.settle.kind
+//	                                      and cqlsafe.settle.outcome (+ error.type when one failed:
+//	                                      "unsettleable", or the retry error class of a failed read)
 package cqlsafeotel

@@ -21,6 +21,8 @@ import (
 // manual metric reader.
 type recorded struct {
 	inst   *cqlsafeotel.Instrumentation
+	tp     *sdktrace.TracerProvider // where inst's spans go (unless an option said otherwise)
+	mp     *sdkmetric.MeterProvider
 	spans  *tracetest.SpanRecorder
 	reader *sdkmetric.ManualReader
 }
@@ -40,7 +42,7 @@ func newRecorded(t testing.TB, opts ...cqlsafeotel.Option) recorded {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return recorded{inst: inst, spans: spans, reader: reader}
+	return recorded{inst: inst, tp: tp, mp: mp, spans: spans, reader: reader}
 }
 
 // sum adds up counter name's points whose attributes include every one of want.
@@ -134,8 +136,10 @@ func attrs(kvs []attribute.KeyValue) map[attribute.Key]attribute.Value {
 
 // instrumentedVia opens a session on ks through a fault proxy in front of the node,
 // with the Instrumentation's observers chained in front of a counting one, as an
-// application that already had observers would wire them.
-func instrumentedVia(t testing.TB, ks string, inst *cqlsafeotel.Instrumentation, timeout time.Duration) (*gocql.Session, *faultproxy.Proxy, *countingObserver) {
+// application that already had observers would wire them; configure has the last say
+// on the cluster configuration.
+func instrumentedVia(t testing.TB, ks string, inst *cqlsafeotel.Instrumentation, timeout time.Duration,
+	configure ...func(*gocql.ClusterConfig)) (*gocql.Session, *faultproxy.Proxy, *countingObserver) {
 	t.Helper()
 	px, err := faultproxy.Start(node.Hosts()[0])
 	if err != nil {
@@ -152,6 +156,9 @@ func instrumentedVia(t testing.TB, ks string, inst *cqlsafeotel.Instrumentation,
 	cl.BatchObserver = counting
 	cl.QueryObserver = inst.QueryObserver(cl.QueryObserver)
 	cl.BatchObserver = inst.BatchObserver(cl.BatchObserver)
+	for _, c := range configure {
+		c(cl)
+	}
 	s, err := cl.CreateSession()
 	if err != nil {
 		t.Fatal(err)

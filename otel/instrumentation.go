@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cqlsafe/cqlsafe/retry"
+	"github.com/cqlsafe/cqlsafe/settle"
 )
 
 // ScopeName is the instrumentation scope of the tracer and meter.
@@ -67,8 +68,9 @@ func WithQueryText(on bool) Option {
 }
 
 // Instrumentation turns retry's executions into spans and metrics. It implements
-// retry.Tracer: give it to retry.WithTracer. It is safe for concurrent use; a nil
-// *Instrumentation records nothing.
+// retry.Tracer: give it to retry.WithTracer; and settle.Observer: give it to
+// settle.WithObserver. It is safe for concurrent use; a nil *Instrumentation records
+// nothing.
 type Instrumentation struct {
 	tracer    trace.Tracer
 	queryText bool
@@ -76,18 +78,27 @@ type Instrumentation struct {
 	sets      measureSets
 	stmts     cowMap[stmtKey, *stmtInfo]
 	hosts     hostAttrs
+	settles   cowMap[settleKey, metric.MeasurementOption]
 
-	attempts       metric.Int64Counter
+	attempts       attemptCounts // cqlsafe.attempts, observed at collection
 	retries        metric.Int64Counter
 	refusals       metric.Int64Counter
 	outcomeUnknown metric.Int64Counter
+	hedgesSent     metric.Int64Counter
+	hedgesWon      metric.Int64Counter
+	settleResults  metric.Int64Counter
 	duration       metric.Float64Histogram
 }
 
-var _ retry.Tracer = (*Instrumentation)(nil)
+var (
+	_ retry.Tracer    = (*Instrumentation)(nil)
+	_ settle.Observer = (*Instrumentation)(nil)
+)
 
 // New builds an Instrumentation. Defaults: the global tracer and meter providers
-// (otel.GetTracerProvider, otel.GetMeterProvider), no db.query.text.
+// (otel.GetTracerProvider, otel.GetMeterProvider), no db.query.text. It registers a
+// callback with the meter provider that reads its cqlsafe.attempts counts at each
+// collection, for the provider's life.
 func New(opts ...Option) (*Instrumentation, error) {
 	c := defaults()
 	for _, o := range opts {
@@ -110,11 +121,22 @@ func New(opts ...Option) (*Instrumentation, error) {
 		errs = append(errs, err)
 		return ctr
 	}
-	in.attempts = counter("cqlsafe.attempts", "{attempt}", "Attempts sent to Cassandra by logical executions.")
+	in.attempts.sets = &in.sets
+	attempts, err := m.Int64ObservableCounter("cqlsafe.attempts", metric.WithUnit("{attempt}"),
+		metric.WithDescription("Attempts sent to Cassandra by logical executions."))
+	errs = append(errs, err)
+	if err == nil {
+		// Not metric.WithInt64Callback: of instruments created again with the same name
+		// (two Instrumentations on one provider), the SDK keeps only the first callbacks.
+		_, err = m.RegisterCallback(in.attempts.observe(attempts), attempts)
+		errs = append(errs, err)
+	}
 	in.retries = counter("cqlsafe.retries", "{attempt}", "Failed attempts that were sent again.")
 	in.refusals = counter("cqlsafe.refusals", "{attempt}", "Failed attempts that were not retried, by reason.")
 	in.outcomeUnknown = counter("cqlsafe.outcome_unknown", "{execution}", "Writes that may or may not have applied.")
-	var err error
+	in.hedgesSent = counter("cqlsafe.hedges.sent", "{attempt}", "Hedges (speculative executions) sent.")
+	in.hedgesWon = counter("cqlsafe.hedges.won", "{execution}", "Executions a hedge answered before the first execution.")
+	in.settleResults = counter("cqlsafe.settle.results", "{call}", "Calls of settle.Write and settle.LWT, by outcome.")
 	in.duration, err = m.Float64Histogram("cqlsafe.operation.duration", metric.WithUnit("s"),
 		metric.WithDescription("Duration of logical executions, retries and backoff included."),
 		// The boundaries the database semantic conventions recommend for operation durations.

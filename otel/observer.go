@@ -33,7 +33,7 @@ func (o queryObserver) ObserveQuery(ctx context.Context, q gocql.ObservedQuery) 
 	// execution's statement: another query the caller runs with that context (inside
 	// retry.Do's function, say) is not.
 	if t, ok := ctx.Value(traceKey{}).(*opTrace); ok && o.in != nil && t.in == o.in && !t.info.key.batch && t.info.key.statement == q.Statement {
-		t.observe(observedAttempt(q.Host, q.Attempt, q.End.Sub(q.Start), q.Err))
+		t.observe(observedAttempt(q.Host, q.Attempt, q.Start, q.End, q.Err))
 	}
 	if o.next != nil {
 		o.next.ObserveQuery(ctx, q)
@@ -50,13 +50,13 @@ func (o batchObserver) ObserveBatch(ctx context.Context, b gocql.ObservedBatch) 
 		if b.Attempt == 0 {
 			t.span.SetAttributes(semconv.DBOperationBatchSize(len(b.Statements)))
 		}
-		t.observe(observedAttempt(b.Host, b.Attempt, b.End.Sub(b.Start), b.Err))
+		t.observe(observedAttempt(b.Host, b.Attempt, b.Start, b.End, b.Err))
 	}
 	if o.next != nil {
 		o.next.ObserveBatch(ctx, b)
 	}
 }
 
-func observedAttempt(h *gocql.HostInfo, attempt int, latency time.Duration, err error) observed {
-	return observed{attempt: attempt, latency: latency, err: err, host: h}
+func observedAttempt(h *gocql.HostInfo, attempt int, start, end time.Time, err error) observed {
+	return observed{attempt: attempt, start: start, latency: end.Sub(start), err: err, host: h}
 }

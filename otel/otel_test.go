@@ -17,6 +17,7 @@ import (
 	"github.com/cqlsafe/cqlsafe/integration/harness"
 	cqlsafeotel "github.com/cqlsafe/cqlsafe/otel"
 	"github.com/cqlsafe/cqlsafe/retry"
+	"github.com/cqlsafe/cqlsafe/settle"
 )
 
 // TestOtelDroppedResponseOneSpanTwoAttempts: the response to an INSERT is dropped after
@@ -278,6 +279,140 @@ func TestOtelDoStepsAreChildSpans(t *testing.T) {
 	}
 	if got := attrs(do.Attributes())["cqlsafe.attempts"].AsInt64(); got != 1 {
 		t.Errorf("Do attempts = %d", got)
+	}
+}
+
+// TestOtelHedgeWinsDroppedResponse: a hedged write (retry.WithHedging, on a session
+// whose hosts are picked through retry.HedgingHosts) whose first response the proxy
+// drops after Cassandra applied it. The hedge, sent to the same node after the hedge
+// delay (the ceiling, 100 ms, until the Policy has seen enough executions), answers
+// long before the client timeout. The span and the metrics say one hedge sent and
+// won, with no failed attempt; the winning attempt's event is marked a hedge; and
+// Cassandra holds the row once, with the pinned WRITETIME.
+func TestOtelHedgeWinsDroppedResponse(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	harness.Exec(t, s0, `CREATE TABLE kv (id int PRIMARY KEY, v text)`)
+	rec := newRecorded(t)
+	s, px, _ := instrumentedVia(t, ks, rec.inst, 5*time.Second, func(cl *gocql.ClusterConfig) {
+		cl.PoolConfig.HostSelectionPolicy = retry.HedgingHosts(gocql.RoundRobinHostPolicy())
+	})
+	p := retry.NewPolicy(retry.WithTracer(rec.inst), retry.WithHedging(retry.HedgeDelayBounds(20*time.Millisecond, 100*time.Millisecond)))
+	ctx := context.Background()
+	const ins = `INSERT INTO kv (id, v) VALUES (?, ?)`
+	// Prepared first, so that the EXECUTE the proxy drops is the first execution's.
+	if err := p.Exec(ctx, s.Query(ins, 0, "warm"), retry.Operation("test.Warm")); err != nil {
+		t.Fatal(err)
+	}
+
+	px.SetRule(faultproxy.DropNext(1, faultproxy.Writes("INSERT INTO kv")))
+	start := time.Now()
+	if err := p.Exec(ctx, s.Query(ins, 1, "hedged"), retry.Operation("test.Hedged")); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	if got := px.Stats().Dropped.Load(); got != 1 {
+		t.Fatalf("proxy dropped %d responses, want 1", got)
+	}
+	if took >= 5*time.Second {
+		t.Fatalf("the write took %v: the client timeout, not a hedge, ended it", took)
+	}
+
+	var rows int
+	if err := s0.Query(`SELECT COUNT(*) FROM kv WHERE id = 1`).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	var wt int64
+	if err := s0.Query(`SELECT WRITETIME(v) FROM kv WHERE id = 1`).Scan(&wt); err != nil {
+		t.Fatal(err)
+	}
+
+	var sp sdktrace.ReadOnlySpan
+	for _, x := range rec.spans.Ended() {
+		if x.Name() == "test.Hedged" {
+			sp = x
+		}
+	}
+	if sp == nil {
+		t.Fatalf("no test.Hedged span: %v", spanNames(rec.spans.Ended()))
+	}
+	a := attrs(sp.Attributes())
+	if rows != 1 || wt != a["cqlsafe.timestamp"].AsInt64() {
+		t.Errorf("%d rows, WRITETIME %d; want 1 row at the pinned %d", rows, wt, a["cqlsafe.timestamp"].AsInt64())
+	}
+	if a["cqlsafe.hedges"].AsInt64() != 1 || a["cqlsafe.outcome"].AsString() != "ok" || a["cqlsafe.attempts"].AsInt64() != 1 {
+		t.Errorf("span attributes %v, want one hedge, ok, one attempt", sp.Attributes())
+	}
+	var marked int
+	for _, ev := range sp.Events() {
+		e := attrs(ev.Attributes)
+		if _, ok := e["cqlsafe.decision"]; ok {
+			t.Errorf("an attempt was decided on: %v", ev.Attributes)
+		}
+		if e["cqlsafe.attempt.hedge"].AsBool() {
+			marked++
+			if _, ok := e["error.type"]; ok {
+				t.Errorf("the hedge's attempt failed: %v", ev.Attributes)
+			}
+		}
+	}
+	if marked != 1 {
+		t.Errorf("%d attempt events marked a hedge, want 1: %v", marked, sp.Events())
+	}
+
+	op := attribute.String("cqlsafe.operation", "test.Hedged")
+	if got := rec.sum(t, "cqlsafe.hedges.sent", op); got < 1 {
+		t.Errorf("cqlsafe.hedges.sent = %d, want ≥ 1: %v", got, rec.points(t, "cqlsafe.hedges.sent"))
+	}
+	if got := rec.sum(t, "cqlsafe.hedges.won", op); got != 1 {
+		t.Errorf("cqlsafe.hedges.won = %d, want 1: %v", got, rec.points(t, "cqlsafe.hedges.won"))
+	}
+	if got := rec.sum(t, "cqlsafe.hedges.sent", attribute.String("cqlsafe.operation", "test.Warm")); got != 0 {
+		t.Errorf("the warm-up write sent %d hedges", got)
+	}
+	if got := rec.sum(t, "cqlsafe.retries"); got != 0 {
+		t.Errorf("cqlsafe.retries = %d, want 0", got)
+	}
+}
+
+// TestOtelSettleLanded: a write whose response was dropped comes back as an unknown
+// outcome (one attempt allowed); settle.Write, given the Instrumentation as its
+// observer and the application's span, finds it landed: cqlsafe.settle.results counts
+// one landed write and the span has the settle event.
+func TestOtelSettleLanded(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	harness.Exec(t, s0, `CREATE TABLE kv (id int PRIMARY KEY, v text)`)
+	rec := newRecorded(t)
+	s, px, _ := instrumentedVia(t, ks, rec.inst, 300*time.Millisecond)
+	p := retry.NewPolicy(retry.WithTracer(rec.inst), retry.WithMaxAttempts(1))
+
+	px.SetRule(faultproxy.DropNext(1, faultproxy.Writes("INSERT INTO kv")))
+	err := p.Exec(context.Background(), s.Query(`INSERT INTO kv (id, v) VALUES (?, ?)`, 1, "x"))
+	var ou *retry.OutcomeUnknownError
+	if !errors.As(err, &ou) {
+		t.Fatalf("err = %v, want an unknown outcome", err)
+	}
+	ctx, span := rec.tp.Tracer("app").Start(context.Background(), "app.Repair")
+	res, err := settle.Write(ctx, s0, ou, settle.WithObserver(rec.inst))
+	span.End()
+	if err != nil || res.Outcome != settle.Landed {
+		t.Fatalf("settled %v, %v; want landed", res.Outcome, err)
+	}
+	if got := rec.sum(t, "cqlsafe.settle.results", attribute.String("cqlsafe.settle.kind", "write"),
+		attribute.String("cqlsafe.settle.outcome", "landed")); got != 1 {
+		t.Errorf("cqlsafe.settle.results{write, landed} = %d, want 1: %v", got, rec.points(t, "cqlsafe.settle.results"))
+	}
+	var found bool
+	for _, x := range rec.spans.Ended() {
+		if x.Name() != "app.Repair" {
+			continue
+		}
+		for _, ev := range x.Events() {
+			e := attrs(ev.Attributes)
+			found = found || ev.Name == "settle" && e["cqlsafe.settle.outcome"].AsString() == "landed" && e["cqlsafe.settle.statements"].AsInt64() == 1
+		}
+	}
+	if !found {
+		t.Errorf("no settle event on the application's span: %v", spanNames(rec.spans.Ended()))
 	}
 }
 

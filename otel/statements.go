@@ -1,6 +1,8 @@
 package cqlsafeotel
 
 import (
+	"sync/atomic"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
@@ -24,15 +26,16 @@ type stmtKey struct {
 
 // stmtInfo is what every execution of one statement shares, built once: its
 // db.operation.name, the options its span starts with, and the attribute set of its
-// measurements when it succeeds. Without it each execution would parse its statement,
-// build and box its span's attributes and look up its measurement set, allocating on
-// the way, sampled or not.
+// measurements when it succeeds, with its attempts count. Without it each execution
+// would parse its statement, build and box its span's attributes and look up its
+// measurement set, allocating on the way, sampled or not.
 type stmtInfo struct {
-	key      stmtKey
-	dbOp     string
-	start    []trace.SpanStartOption // span kind and attributes; never appended to
-	okAdd    []metric.AddOption      // the measurement set of a success, ready to pass
-	okRecord []metric.RecordOption
+	key        stmtKey
+	dbOp       string
+	start      []trace.SpanStartOption // span kind and attributes; never appended to
+	okAdd      []metric.AddOption      // the measurement set of a success, ready to pass
+	okRecord   []metric.RecordOption
+	okAttempts *atomic.Int64 // cqlsafe.attempts of a success
 }
 
 // statement returns x's stmtInfo, from the cache when it can.
@@ -68,13 +71,15 @@ func (in *Instrumentation) newStatement(k stmtKey, reasons []string) *stmtInfo {
 	if in.queryText && k.statement != "" {
 		attrs = append(attrs, semconv.DBQueryText(k.statement))
 	}
-	ok := in.sets.get(measureKey{operation: k.operation, keyspace: k.keyspace, dbOp: op, class: retry.ClassNone.String()})
+	okKey := measureKey{operation: k.operation, keyspace: k.keyspace, dbOp: op, class: retry.ClassNone.String()}
+	ok := in.sets.get(okKey)
 	return &stmtInfo{
 		key:  k,
 		dbOp: op,
 		// Tracers copy the attributes of the options they are given (trace.NewSpanStartConfig).
-		start:    []trace.SpanStartOption{in.spanKind, trace.WithAttributes(attrs...)},
-		okAdd:    []metric.AddOption{ok},
-		okRecord: []metric.RecordOption{ok},
+		start:      []trace.SpanStartOption{in.spanKind, trace.WithAttributes(attrs...)},
+		okAdd:      []metric.AddOption{ok},
+		okRecord:   []metric.RecordOption{ok},
+		okAttempts: in.attempts.get(okKey),
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -22,9 +23,9 @@ import (
 // also the context the attempts run with (the span's, answering traceKey with itself),
 // which saves a context.WithValue on every execution.
 //
-// TODO(hedges): gocql's speculative executions reach the observers like attempts but
-// the retry hook does not mark them; count hedges sent and won once it does.
-// TODO(settle): settle results need a hook in package settle.
+// Hedges (retry.WithHedging) reach the observers like attempts; the Policy tells how
+// many were sent (Hedged, retry.HedgeTrace), and the start of the successful attempt
+// tells whether one of them won.
 type opTrace struct {
 	context.Context
 	in        *Instrumentation
@@ -36,18 +37,25 @@ type opTrace struct {
 
 	rec *recBuffers // a recording span's attribute buffers; nil if it does not record
 
+	// okAt is when the first successful attempt the observers saw started, as 1 + ns
+	// after start; 0 for none yet.
+	okAt atomic.Int64
+
 	mu      sync.Mutex
 	pending []attribute.KeyValue // the last observed attempt, not yet decided on (in rec.pending)
 	failed  int                  // attempts the Policy reported as failed
+	hedges  *retry.Hedges        // hedges sent (Hedged), nil for none
 	ended   bool
 }
 
 // recBuffers hold the attributes a recording span's events and end are built in: one
 // allocation per sampled execution instead of one per event, and none for the rest.
-// Events copy their attributes (trace.NewEventConfig); the end's are passed once.
+// Events copy their attributes (trace.NewEventConfig), so the buffer is free again
+// once an event is added; the end's attributes are built in it too, once the last
+// event is out.
 type recBuffers struct {
-	pending [10]attribute.KeyValue // an attempt event: up to 6 observed, 3 decided
-	end     [4]attribute.KeyValue
+	pending   [10]attribute.KeyValue // an attempt event: up to 6 observed, 1 hedge, 3 decided
+	pendingAt int64                  // the pending attempt's start, as okAt; 0 if it failed
 }
 
 // traceKey finds an execution's opTrace in the context its attempts run with.
@@ -66,6 +74,7 @@ func (t *opTrace) Value(key any) any {
 type observed struct {
 	attempt int // gocql's, 0 for the first
 	host    *gocql.HostInfo
+	start   time.Time
 	latency time.Duration
 	err     error
 }
@@ -74,6 +83,14 @@ type observed struct {
 // attempt follows (Attempt) and completes its event; a successful or undecided one is
 // written as it is when the next attempt or the end comes.
 func (t *opTrace) observe(o observed) {
+	var at int64
+	if o.err == nil {
+		// Whether a hedge won is told at the end by when the success started. Of two
+		// successes (a hedge and the first execution both answered), the first seen is
+		// the one gocql returns but for a race of microseconds.
+		at = max(int64(o.start.Sub(t.start)), 0) + 1
+		t.okAt.CompareAndSwap(0, at)
+	}
 	if !t.recording {
 		return
 	}
@@ -90,8 +107,19 @@ func (t *opTrace) observe(o observed) {
 	if t.ended {
 		return // a speculative attempt that finished after the execution
 	}
-	t.flushLocked()
-	attrs := append(t.rec.pending[:0], attrAttempt.Int(o.attempt+1),
+	// A pending success is the execution's answer: an attempt seen after it is one of a
+	// concurrent execution that lost (the first one a hedge overtook, cancelled, or
+	// another hedge). It gets an event of its own at once; the success stays pending
+	// for End, which marks it when it was a hedge's.
+	lone := t.pending != nil && t.rec.pendingAt != 0
+	var attrs []attribute.KeyValue
+	if lone {
+		attrs = make([]attribute.KeyValue, 0, 6)
+	} else {
+		t.flushLocked()
+		attrs = t.rec.pending[:0]
+	}
+	attrs = append(attrs, attrAttempt.Int(o.attempt+1),
 		attrLatency.Float64(float64(o.latency)/float64(time.Millisecond)))
 	if hasAddr {
 		attrs = append(attrs, addr[:]...)
@@ -102,7 +130,12 @@ func (t *opTrace) observe(o observed) {
 	if code.Valid() {
 		attrs = append(attrs, code)
 	}
+	if lone {
+		t.span.AddEvent(eventAttempt, trace.WithAttributes(attrs...))
+		return
+	}
 	t.pending = attrs
+	t.rec.pendingAt = at
 }
 
 // flushLocked writes the pending observed attempt as an event of its own. The event
@@ -131,13 +164,18 @@ func (t *opTrace) Attempt(ev retry.Event) {
 	}
 	t.failed++
 	if t.recording { // else metrics only
-		if t.pending != nil {
+		switch {
+		case t.pending != nil && t.rec.pendingAt == 0: // the failed attempt seen last
 			attrs = t.pending
 			t.pending = nil
-		} else {
+		case t.pending == nil:
 			// No observer saw it (none wired, or Do's own runs): the event says what the
 			// Policy knows.
 			attrs = append(t.rec.pending[:0], attrAttempt.Int(ev.Attempt), semconv.ErrorTypeKey.String(class))
+		default:
+			// A success is pending: the failed attempt was a losing concurrent one's, its
+			// event out already (observe); this one says what the Policy knows.
+			attrs = append(make([]attribute.KeyValue, 0, 5), attrAttempt.Int(ev.Attempt), semconv.ErrorTypeKey.String(class))
 		}
 		attrs = append(attrs, attrDecision.String(decision))
 		if ev.Retrying {
@@ -150,12 +188,37 @@ func (t *opTrace) Attempt(ev retry.Event) {
 	t.mu.Unlock()
 
 	in := t.in
-	in.attempts.Add(t, 1, t.measure(class, "", ""))
+	in.attempts.get(t.measureKey(class, "", "")).Add(1)
 	if ev.Retrying {
 		in.retries.Add(t, 1, t.measure(class, attrDecision, decision))
 	} else {
 		in.refusals.Add(t, 1, t.measure(class, attrReason, reason))
 	}
+}
+
+// Hedged records the hedges gocql sent for the execution (retry.HedgeTrace), before
+// End.
+func (t *opTrace) Hedged(h retry.Hedges) {
+	if h.Sent <= 0 {
+		return
+	}
+	t.mu.Lock()
+	if !t.ended {
+		t.hedges = &h
+	}
+	t.mu.Unlock()
+}
+
+// hedgeWonLocked says whether a hedge answered the execution: it succeeded, no attempt
+// failed (else a retry of the first execution could have started as late as a hedge),
+// and the successful attempt started after the first hedge was due. t.mu held.
+func (t *opTrace) hedgeWonLocked(err error) bool {
+	h := t.hedges
+	if h == nil || err != nil || t.failed > 0 {
+		return false
+	}
+	at := t.okAt.Load()
+	return at != 0 && !t.start.Add(time.Duration(at-1)).Before(h.Start.Add(h.Delay))
 }
 
 // End closes the span and records the execution's metrics (retry.Trace).
@@ -167,6 +230,10 @@ func (t *opTrace) End(err error, attempts int) {
 		return
 	}
 	t.ended = true
+	hedges, won := t.hedges, t.hedgeWonLocked(err)
+	if won && t.pending != nil && t.rec.pendingAt == t.okAt.Load() {
+		t.pending = append(t.pending, attrHedge.Bool(true)) // the winning hedge's event
+	}
 	t.flushLocked()
 	failed := t.failed
 	t.mu.Unlock()
@@ -181,11 +248,14 @@ func (t *opTrace) End(err error, attempts int) {
 		}
 	}
 	if t.recording {
-		attrs := t.rec.end[:0]
+		attrs := t.rec.pending[:0] // free: the last event is out, and no other comes (ended)
 		if t.timestamp != 0 {
 			attrs = append(attrs, attrTimestamp.Int64(t.timestamp))
 		}
 		attrs = append(attrs, attrAttempts.Int(attempts), attrOutcome.String(outcome))
+		if hedges != nil {
+			attrs = append(attrs, attrHedges.Int(hedges.Sent))
+		}
 		if err != nil {
 			attrs = append(attrs, semconv.ErrorTypeKey.String(class.String()))
 		}
@@ -202,14 +272,24 @@ func (t *opTrace) End(err error, attempts int) {
 	rest := attempts - failed
 	if err == nil {
 		if rest > 0 {
-			in.attempts.Add(t, int64(rest), t.info.okAdd...)
+			t.info.okAttempts.Add(int64(rest))
+		}
+		if hedges != nil {
+			in.hedgesSent.Add(t, int64(hedges.Sent), t.info.okAdd...)
+			if won {
+				in.hedgesWon.Add(t, 1, t.info.okAdd...)
+			}
 		}
 		in.duration.Record(t, elapsed.Seconds(), t.info.okRecord...)
 		return
 	}
-	attrs := t.measure(class.String(), "", "")
+	key := t.measureKey(class.String(), "", "")
+	attrs := in.sets.get(key)
 	if rest > 0 {
-		in.attempts.Add(t, int64(rest), attrs)
+		in.attempts.get(key).Add(int64(rest))
+	}
+	if hedges != nil {
+		in.hedgesSent.Add(t, int64(hedges.Sent), attrs)
 	}
 	if outcome == outcomeUnknown {
 		in.outcomeUnknown.Add(t, 1, attrs)
@@ -219,6 +299,10 @@ func (t *opTrace) End(err error, attempts int) {
 
 // measure is the attribute set of one measurement of this execution (see measureSets).
 func (t *opTrace) measure(class string, extra attribute.Key, value string) metric.MeasurementOption {
-	return t.in.sets.get(measureKey{operation: t.info.key.operation, keyspace: t.info.key.keyspace, dbOp: t.info.dbOp,
-		class: class, extra: extra, value: value})
+	return t.in.sets.get(t.measureKey(class, extra, value))
+}
+
+func (t *opTrace) measureKey(class string, extra attribute.Key, value string) measureKey {
+	return measureKey{operation: t.info.key.operation, keyspace: t.info.key.keyspace, dbOp: t.info.dbOp,
+		class: class, extra: extra, value: value}
 }

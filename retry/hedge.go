@@ -109,35 +109,36 @@ func newHedger(opts []HedgeOption) (*hedger, error) {
 	return h, nil
 }
 
-// hedger keeps a Policy's recent execution latencies and the hedge delay drawn from
+// hedger keeps a Policy's recent request latencies and the hedge delay drawn from
 // them. The delay is read on every execution (an atomic load); samples go into a ring
 // under a mutex, and every hedgeEvery samples the percentile is recomputed.
+//
+// A sample is the latency of the request that answered — the first execution's or a
+// hedge's, each timed from when it was given its host (HedgingHosts) to gocql marking
+// that host with its result —, not the statement's end-to-end time. The end-to-end time
+// of a hedged statement says how long the hedge delay was, not how long requests take:
+// fed back, it drags the delay down in a burst of slow requests (each hedged one ends
+// soon after the delay) until most requests are hedged, or up behind lost responses
+// (each one's time is the delay plus a request) until the ceiling. A request's own
+// latency does neither: lost responses leave no sample, a slow cluster's requests are
+// slow whoever sent them.
 type hedger struct {
 	cfg     hedgeConfig
 	delayNs atomic.Int64
 
 	mu      sync.Mutex
-	ring    [hedgeWindow]int64 // ns; censored samples are censoredSample
+	ring    [hedgeWindow]int64 // ns
 	n       int                // samples written, total
 	scratch [hedgeWindow]int64
 }
 
-// censoredSample marks an execution that outlasted its hedge delay: its end-to-end
-// latency is not the latency of one request (a hedge answered, or the first answered
-// late), only "at least the delay".
-const censoredSample = int64(1<<63 - 1)
-
 // delay is the current hedge delay.
 func (h *hedger) delay() time.Duration { return time.Duration(h.delayNs.Load()) }
 
-// record adds one successful execution's latency; censored when a hedge had been due.
-func (h *hedger) record(d time.Duration, censored bool) {
-	v := int64(d)
-	if censored {
-		v = censoredSample
-	}
+// record adds one request latency.
+func (h *hedger) record(d time.Duration) {
 	h.mu.Lock()
-	h.ring[h.n%hedgeWindow] = v
+	h.ring[h.n%hedgeWindow] = int64(d)
 	h.n++
 	if h.n%hedgeEvery == 0 && h.n >= hedgeMinCount {
 		h.recompute()
@@ -145,35 +146,14 @@ func (h *hedger) record(d time.Duration, censored bool) {
 	h.mu.Unlock()
 }
 
-// recompute sets the delay to the percentile of the window, h.mu held. Executions that
-// outlasted their delay count as longer than any seen. Where they are more than the
-// percentile leaves room for, the percentile is not known: lost responses and a stalled
-// node look like that, and so does a slower cluster. The delay then stays — a lost
-// response is no reason to wait longer before the next hedge —, with two exceptions:
-// when more than half outlasted it, which only a slowdown explains, it doubles, so
-// hedges do not double the load of a cluster already slow; and when every answer came
-// in under half the delay, the executions that outlasted it were not slow answers but
-// lost ones (no answer came in between), so the delay drops to the percentile of the
-// answers — without this, responses lost from the start (more than the percentile
-// leaves room for) would keep the delay at the ceiling it starts from.
+// recompute sets the delay to the percentile of the window, within the bounds; h.mu
+// held.
 func (h *hedger) recompute() {
 	n := min(h.n, hedgeWindow)
 	s := h.scratch[:n]
 	copy(s, h.ring[:n])
 	slices.Sort(s)
-	cur := time.Duration(h.delayNs.Load())
-	answered, _ := slices.BinarySearch(s, censoredSample) // censored samples sort last
-	var next time.Duration
-	switch {
-	case s[percentileIndex(h.cfg.percentile, n)] != censoredSample:
-		next = time.Duration(s[percentileIndex(h.cfg.percentile, n)])
-	case answered <= n/2:
-		next = 2 * cur
-	case time.Duration(s[answered-1]) < cur/2:
-		next = time.Duration(s[percentileIndex(h.cfg.percentile, answered)])
-	default:
-		next = cur
-	}
+	next := time.Duration(s[percentileIndex(h.cfg.percentile, n)])
 	h.delayNs.Store(int64(max(h.cfg.floor, min(next, h.cfg.ceiling))))
 }
 
@@ -194,6 +174,10 @@ type hedgeExec struct {
 	hedged  bool        // repeatable and pinned: offered to gocql for speculation
 	picked  atomic.Bool // the session's host selection went through HedgingHosts
 	delayNs atomic.Int64
+	timedNs atomic.Int64 // when gocql asked for the delay (and started its ticker), ns after start
+	// answerNs is 1 + the latency of the first request that answered (HedgingHosts
+	// times each request); 0 until one did.
+	answerNs atomic.Int64
 }
 
 var (
@@ -225,23 +209,55 @@ func (x *hedgeExec) Attempts() int {
 	return x.h.cfg.inFlight - 1
 }
 
-// Delay is the Policy's current hedge delay; gocql asks once per execution.
+// Delay is the Policy's current hedge delay; gocql asks once per execution, just
+// after launching the first execution and before starting the ticker that sends the
+// hedges. The moment is kept for HedgeTrace: no hedge starts before it plus the delay.
 func (x *hedgeExec) Delay() time.Duration {
 	d := x.h.delay()
 	x.delayNs.Store(int64(d))
+	x.timedNs.Store(int64(time.Since(x.start)))
 	return d
 }
 
 func (x *hedgeExec) Attempt(ev Event) { x.inner.Attempt(ev) }
 
-// End records a successful execution's latency, then ends the inner trace.
+// End records a successful execution's latency (the answering request's, when
+// HedgingHosts timed it), tells an inner HedgeTrace of the
+// hedges sent, then ends the inner trace.
 func (x *hedgeExec) End(err error, attempts int) {
 	if err == nil {
-		d := time.Since(x.start)
-		due := time.Duration(x.delayNs.Load())
-		x.h.record(d, x.picked.Load() && due > 0 && d >= due)
+		d := time.Since(x.start) // one request, unless retried: not picked, not hedged
+		if a := x.answerNs.Load(); a > 0 {
+			d = time.Duration(a - 1)
+		}
+		x.h.record(d)
+	}
+	if ht, ok := x.inner.(HedgeTrace); ok {
+		if hs, ok := x.hedges(); ok {
+			ht.Hedged(hs)
+		}
 	}
 	x.inner.End(err, attempts)
+}
+
+// hedges is what gocql sent besides the first execution, as far as timing tells: its
+// ticker sends hedge k at k delays after the delay was asked for, while no answer has
+// come, up to Attempts. It counts from now, when the execution has ended: an answer
+// that came within the last microseconds before a tick is taken for one after it.
+func (x *hedgeExec) hedges() (Hedges, bool) {
+	if !x.hedged || !x.picked.Load() {
+		return Hedges{}, false
+	}
+	delay, timed := time.Duration(x.delayNs.Load()), time.Duration(x.timedNs.Load())
+	if delay <= 0 {
+		return Hedges{}, false // gocql never asked: it did not speculate
+	}
+	start := x.start.Add(timed) // monotonic, as x.start
+	sent := min(int64(x.h.cfg.inFlight-1), int64(time.Since(start)/delay))
+	if sent < 1 {
+		return Hedges{}, false
+	}
+	return Hedges{Sent: int(sent), Delay: delay, Start: start}, true
 }
 
 // HedgingHosts wraps a session's host selection policy so that the Policy can hedge
@@ -305,7 +321,7 @@ func (p hedgingHosts) Pick(q gocql.ExecutableQuery) gocql.NextHost {
 		return next
 	}
 	x.picked.Store(true)
-	return hedgeIterator(next, x.h.cfg.inFlight-1+maxRetries)
+	return hedgeIterator(next, x.h.cfg.inFlight-1+maxRetries, x)
 }
 
 // maxRetries bounds the re-used hosts a hedged execution's own retries may take.
@@ -316,16 +332,23 @@ const maxRetries = 16
 
 // hedgeIterator is next, then up to extra hosts next gave, again, in the order given;
 // nil once next is done and no given host is up or extra is spent. gocql serialises
-// calls when it speculates.
-func hedgeIterator(next gocql.NextHost, extra int) gocql.NextHost {
+// calls when it speculates. Each host it hands out times its request for x (nil: not
+// timed): gocql takes a host just before it sends, and marks it with the result.
+func hedgeIterator(next gocql.NextHost, extra int, x *hedgeExec) gocql.NextHost {
 	var given []gocql.SelectedHost
 	done := false
 	i := 0
+	timed := func(h gocql.SelectedHost) gocql.SelectedHost {
+		if x == nil {
+			return h
+		}
+		return &timedHost{SelectedHost: h, x: x, at: time.Now()}
+	}
 	return func() gocql.SelectedHost {
 		if !done {
 			if h := next(); h != nil {
 				given = append(given, h)
-				return h
+				return timed(h)
 			}
 			done = true
 		}
@@ -334,9 +357,27 @@ func hedgeIterator(next gocql.NextHost, extra int) gocql.NextHost {
 			i++
 			if info := h.Info(); info != nil && info.IsUp() {
 				extra--
-				return h
+				return timed(h)
 			}
 		}
 		return nil
+	}
+}
+
+// timedHost is a host given to one request of a hedged execution, with when.
+type timedHost struct {
+	gocql.SelectedHost
+	x  *hedgeExec
+	at time.Time
+}
+
+// Mark passes the request's result on and, for the first request of the execution to
+// succeed, keeps its latency. gocql marks nil for an answer and also for a request it
+// cancelled (context.Canceled): the one overtaken by the answer is marked after it, as
+// gocql cancels the others only once it returned the answer.
+func (t *timedHost) Mark(err error) {
+	t.SelectedHost.Mark(err)
+	if err == nil {
+		t.x.answerNs.CompareAndSwap(0, int64(time.Since(t.at))+1)
 	}
 }

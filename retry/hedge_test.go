@@ -2,6 +2,8 @@ package retry
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -15,52 +17,29 @@ func TestHedgeDelayPercentile(t *testing.T) {
 	cases := []struct {
 		name    string
 		opts    []HedgeOption
-		samples func(i int, delay time.Duration) (time.Duration, bool) // the i-th sample, censored, under the delay then
+		samples func(i int) time.Duration // the i-th request latency
 		n       int
-		start   time.Duration // delay before the samples (0: the default start)
 		want    time.Duration
 	}{
 		{name: "before enough samples: the ceiling", n: hedgeMinCount - 1,
-			samples: func(int, time.Duration) (time.Duration, bool) { return ms, false }, want: 250 * ms},
+			samples: func(int) time.Duration { return ms }, want: 250 * ms},
 		{name: "p99 (the default) of 1..256 ms", n: 256, opts: []HedgeOption{HedgeDelayBounds(ms, time.Second)},
-			samples: func(i int, _ time.Duration) (time.Duration, bool) { return time.Duration(i+1) * ms, false }, want: 254 * ms},
+			samples: func(i int) time.Duration { return time.Duration(i+1) * ms }, want: 254 * ms},
 		{name: "p95 of 1..256 ms", n: 256, opts: []HedgeOption{HedgePercentile(0.95), HedgeDelayBounds(ms, time.Second)},
-			samples: func(i int, _ time.Duration) (time.Duration, bool) { return time.Duration(i+1) * ms, false }, want: 244 * ms},
+			samples: func(i int) time.Duration { return time.Duration(i+1) * ms }, want: 244 * ms},
 		{name: "p50 of 1..256 ms", n: 256, opts: []HedgeOption{HedgePercentile(0.5), HedgeDelayBounds(ms, time.Second)},
-			samples: func(i int, _ time.Duration) (time.Duration, bool) { return time.Duration(i+1) * ms, false }, want: 128 * ms},
+			samples: func(i int) time.Duration { return time.Duration(i+1) * ms }, want: 128 * ms},
 		{name: "only the last 256 count", n: 512, opts: []HedgeOption{HedgeDelayBounds(ms, time.Second)},
-			samples: func(i int, _ time.Duration) (time.Duration, bool) {
+			samples: func(i int) time.Duration {
 				if i < 256 {
-					return 900 * ms, false
+					return 900 * ms
 				}
-				return 10 * ms, false
+				return 10 * ms
 			}, want: 10 * ms},
 		{name: "below the floor", n: 64,
-			samples: func(int, time.Duration) (time.Duration, bool) { return 100 * time.Microsecond, false }, want: 2 * ms},
+			samples: func(int) time.Duration { return 100 * time.Microsecond }, want: 2 * ms},
 		{name: "above the ceiling", n: 64,
-			samples: func(int, time.Duration) (time.Duration, bool) { return time.Second, false }, want: 250 * ms},
-		{name: "4% outlasted the delay: p95 still known", n: 256, start: 7 * ms, opts: []HedgeOption{HedgePercentile(0.95), HedgeDelayBounds(ms, time.Second)},
-			samples: func(i int, _ time.Duration) (time.Duration, bool) { return 5 * ms, i%25 == 0 }, want: 5 * ms},
-		// 10% lost responses: the tail is unknown; waiting longer would not help.
-		{name: "10% outlasted the delay: delay stays", n: 256, start: 7 * ms, opts: []HedgeOption{HedgeDelayBounds(ms, time.Second)},
-			samples: func(i int, _ time.Duration) (time.Duration, bool) { return 5 * ms, i%10 == 0 }, want: 7 * ms},
-		// Responses lost from the start, at the ceiling: no answer came in between the
-		// answers (1 to 6.7 ms) and the delay, so those were lost, not slow: the delay
-		// drops to the answers' p99 and stays there (answers at or past it are then
-		// censored too, as they are in a real run).
-		{name: "10% lost from the start: learnt from the answers", n: 512,
-			samples: func(i int, delay time.Duration) (time.Duration, bool) {
-				d := ms + time.Duration(i%20)*300*time.Microsecond
-				return d, i%10 == 0 || d >= delay
-			}, want: 6700 * time.Microsecond},
-		{name: "10% outlasted a delay the answers reach: delay stays", n: 256, start: 6 * ms, opts: []HedgeOption{HedgeDelayBounds(ms, time.Second)},
-			samples: func(i int, delay time.Duration) (time.Duration, bool) {
-				d := ms + time.Duration(i%20)*300*time.Microsecond
-				return d, i%10 == 0 || d >= delay
-			}, want: 6 * ms},
-		// Most executions slower than the delay: the cluster is slow, back off.
-		{name: "60% outlasted the delay: delay doubles per recompute", n: hedgeEvery, start: 7 * ms, opts: []HedgeOption{HedgeDelayBounds(ms, time.Second)},
-			samples: func(i int, _ time.Duration) (time.Duration, bool) { return 5 * ms, i%5 < 3 }, want: 14 * ms},
+			samples: func(int) time.Duration { return time.Second }, want: 250 * ms},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -68,11 +47,8 @@ func TestHedgeDelayPercentile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tc.start != 0 {
-				h.delayNs.Store(int64(tc.start))
-			}
 			for i := 0; i < tc.n; i++ {
-				h.record(tc.samples(i, h.delay()))
+				h.record(tc.samples(i))
 			}
 			if got := h.delay(); got != tc.want {
 				t.Errorf("delay %v, want %v", got, tc.want)
@@ -245,7 +221,7 @@ func TestHedgeBatches(t *testing.T) {
 func TestHedgeIteratorNeverRunsDry(t *testing.T) {
 	a, b := &gocql.HostInfo{}, &gocql.HostInfo{}
 	var got []*gocql.HostInfo
-	next := hedgeIterator(fakeHosts{hosts: []*gocql.HostInfo{a, b}}.Pick(nil), 3)
+	next := hedgeIterator(fakeHosts{hosts: []*gocql.HostInfo{a, b}}.Pick(nil), 3, nil)
 	for h := next(); h != nil; h = next() {
 		got = append(got, h.Info())
 	}
@@ -255,12 +231,12 @@ func TestHedgeIteratorNeverRunsDry(t *testing.T) {
 	}
 
 	single := &gocql.HostInfo{}
-	next = hedgeIterator(fakeHosts{hosts: []*gocql.HostInfo{single}}.Pick(nil), 1)
+	next = hedgeIterator(fakeHosts{hosts: []*gocql.HostInfo{single}}.Pick(nil), 1, nil)
 	if h1, h2, h3 := next(), next(), next(); h1 == nil || h2 == nil || h2.Info() != single || h3 != nil {
 		t.Errorf("single node: %v %v %v, want the node twice then nil", h1, h2, h3)
 	}
 
-	next = hedgeIterator(fakeHosts{}.Pick(nil), 5)
+	next = hedgeIterator(fakeHosts{}.Pick(nil), 5, nil)
 	if h := next(); h != nil {
 		t.Errorf("no hosts at all: got %v", h)
 	}
@@ -274,21 +250,117 @@ func TestHedgeIteratorNeverRunsDry(t *testing.T) {
 	}
 }
 
-// TestHedgeRecordsLatency: a hedging Policy's executions feed the delay, censored when
-// they outlasted a hedge that was due.
+// TestHedgeRecordsLatency: a hedging Policy's successful executions feed the delay with
+// the latency of the request that answered, as HedgingHosts times it (the first to be
+// marked with success: the overtaken one is marked after, cancelled), not with the
+// execution's end-to-end time; an execution not timed (not picked through
+// HedgingHosts) gives its end-to-end time; failures give nothing.
 func TestHedgeRecordsLatency(t *testing.T) {
 	h, _ := newHedger([]HedgeOption{HedgeDelayBounds(time.Microsecond, time.Second)})
 	_, tr, spec := h.begin(context.Background(), nopTrace{}, true)
 	x := spec.(*hedgeExec)
 	x.picked.Store(true)
 	x.Delay()
-	x.start = time.Now().Add(-2 * time.Second) // outlasted its delay
+	x.start = time.Now().Add(-2 * time.Second) // the execution took 2 s …
+	next := hedgeIterator(fakeHosts{hosts: []*gocql.HostInfo{{}}}.Pick(nil), 1, x)
+	first, hedge := next(), next()
+	first.(*timedHost).at = x.start                               // … its first request was lost,
+	hedge.(*timedHost).at = time.Now().Add(-5 * time.Millisecond) // … a hedge answered in 5 ms
+	hedge.Mark(nil)
+	first.Mark(nil) // cancelled after the answer: gocql marks it nil too
 	tr.End(nil, 1)
 	_, tr, _ = h.begin(context.Background(), nopTrace{}, false)
 	tr.End(nil, 1)
 	_, tr, _ = h.begin(context.Background(), nopTrace{}, false)
 	tr.End(context.Canceled, 1) // failures are not latencies
-	if h.n != 2 || h.ring[0] != censoredSample || h.ring[1] == censoredSample {
+	if h.n != 2 || time.Duration(h.ring[0]) < 5*time.Millisecond || time.Duration(h.ring[0]) > time.Second || time.Duration(h.ring[1]) > time.Second {
 		t.Errorf("samples %d: %v", h.n, h.ring[:2])
 	}
+}
+
+// hedgeTrace records what a Trace that implements HedgeTrace hears, in order.
+type hedgeTrace struct {
+	calls []string
+	hs    Hedges
+}
+
+func (t *hedgeTrace) Attempt(Event)  { t.calls = append(t.calls, "attempt") }
+func (t *hedgeTrace) End(error, int) { t.calls = append(t.calls, "end") }
+func (t *hedgeTrace) Hedged(h Hedges) {
+	t.calls = append(t.calls, fmt.Sprintf("hedged %d", h.Sent))
+	t.hs = h
+}
+
+// TestHedgeTraceHearsHedges: a Trace that implements HedgeTrace hears, once and before
+// End, how many hedges gocql's ticker sent — one per delay elapsed since gocql asked for
+// the delay, up to HedgeMaxInFlight − 1 — and nothing when none was: answered within
+// the delay, not picked through HedgingHosts, gocql never asked for a delay, or not
+// offered for hedging at all.
+func TestHedgeTraceHearsHedges(t *testing.T) {
+	const delay = 20 * time.Millisecond
+	cases := []struct {
+		name       string
+		inFlight   int
+		repeatable bool
+		picked     bool
+		asked      bool    // gocql called Delay (it does when Attempts > 0)
+		elapsed    float64 // delays between gocql asking and the end
+		err        error   // what the execution ended with
+		want       int     // hedges heard; 0: Hedged not called
+	}{
+		{name: "one delay and a half: one hedge", inFlight: 2, repeatable: true, picked: true, asked: true, elapsed: 1.5, want: 1},
+		{name: "three delays and a half, at most one hedge", inFlight: 2, repeatable: true, picked: true, asked: true, elapsed: 3.5, want: 1},
+		{name: "two delays and a half, up to three hedges: two", inFlight: 4, repeatable: true, picked: true, asked: true, elapsed: 2.5, want: 2},
+		{name: "failed after a hedge: still heard", inFlight: 2, repeatable: true, picked: true, asked: true, elapsed: 1.5, err: errors.New("x"), want: 1},
+		{name: "answered within the delay", inFlight: 2, repeatable: true, picked: true, asked: true, elapsed: 0.5},
+		{name: "not picked through HedgingHosts", inFlight: 2, repeatable: true, asked: true, elapsed: 1.5},
+		{name: "gocql never asked for the delay", inFlight: 2, repeatable: true, picked: true, elapsed: 1.5},
+		{name: "not repeatable: not offered", inFlight: 2, picked: true, asked: true, elapsed: 1.5},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h, err := newHedger([]HedgeOption{HedgeMaxInFlight(tc.inFlight)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.delayNs.Store(int64(delay))
+			rec := &hedgeTrace{}
+			_, tr, _ := h.begin(context.Background(), rec, tc.repeatable)
+			x := tr.(*hedgeExec)
+			x.picked.Store(tc.picked)
+			if tc.asked {
+				x.Delay()
+			}
+			before := time.Now()
+			elapsed := time.Duration(tc.elapsed * float64(delay))
+			x.start = x.start.Add(-elapsed) // as if gocql had asked elapsed ago
+			tr.End(tc.err, 1)
+			want := []string{"end"}
+			if tc.want > 0 {
+				want = []string{fmt.Sprintf("hedged %d", tc.want), "end"}
+			}
+			if !reflect.DeepEqual(rec.calls, want) {
+				t.Fatalf("calls %v, want %v", rec.calls, want)
+			}
+			if tc.want == 0 {
+				return
+			}
+			if rec.hs.Delay != delay {
+				t.Errorf("delay %v, want %v", rec.hs.Delay, delay)
+			}
+			// Start is when gocql asked, moved back with x.start: elapsed before now.
+			if ago := before.Sub(rec.hs.Start); ago < elapsed-delay/4 || ago > elapsed+delay/4 {
+				t.Errorf("hedges timed from %v before the end, want about %v", ago, elapsed)
+			}
+		})
+	}
+
+	// A Trace without HedgeTrace just ends.
+	h, _ := newHedger(nil)
+	_, tr, _ := h.begin(context.Background(), nopTrace{}, true)
+	x := tr.(*hedgeExec)
+	x.picked.Store(true)
+	x.Delay()
+	x.start = x.start.Add(-time.Second)
+	tr.End(nil, 1)
 }

@@ -3,6 +3,7 @@ package retry
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // Tracer follows logical executions, for observability (WithTracer; package otel adapts
@@ -11,16 +12,47 @@ import (
 // with the context Begin returns, so gocql's query and batch observers — which see
 // each attempt's host and latency — find there whatever Begin put in it (a span).
 // Implementations must be safe for concurrent use and fast: they run on the hot path.
+// A Trace that also implements HedgeTrace hears of the hedges of a hedged execution
+// (WithHedging).
 type Tracer interface {
 	Begin(ctx context.Context, x Execution) (context.Context, Trace)
 }
 
 // Trace is one execution's record. Attempt is called after each failed attempt (the
 // Event says whether it is retried, why not, and the wait); End exactly once, with the
-// error the caller gets (nil on success) and the number of attempts made.
+// error the caller gets (nil on success) and the number of attempts made. A hedge's
+// failed attempts (WithHedging) reach Attempt as the first execution's do — gocql runs
+// them with the same retry policy —, and attempts counts them with the last one, not
+// those still in flight when the execution ended. A Trace may also implement
+// HedgeTrace.
 type Trace interface {
 	Attempt(Event)
 	End(err error, attempts int)
+}
+
+// HedgeTrace is what a Trace may implement, besides Trace, to hear of hedges
+// (WithHedging): Hedged is called once, before End, for an execution the Policy
+// offered for hedging (repeatable and pinned, on a session whose host selection went
+// through HedgingHosts) in which at least one hedge was sent. It is called on the
+// goroutine that calls End.
+type HedgeTrace interface {
+	Hedged(Hedges)
+}
+
+// Hedges describes the hedges of one execution (HedgeTrace).
+type Hedges struct {
+	// Sent is the number of hedges sent: gocql sends hedge k at Start + k×Delay unless
+	// an answer came first, up to HedgeMaxInFlight − 1 of them; Sent is counted from
+	// the time the execution ended.
+	Sent int
+	// Delay is the hedge delay the execution ran with.
+	Delay time.Duration
+	// Start is when gocql started timing the hedges, just after it launched the first
+	// execution. No hedge starts before Start + Delay: an attempt (gocql.ObservedQuery
+	// Start) that started earlier belongs to the first execution; one that started
+	// later is a hedge's or a retry's (or, on a machine too busy to run the first
+	// execution's goroutine for a whole Delay, the first one's).
+	Start time.Time
 }
 
 // Execution describes one logical execution to a Tracer. It never holds bound values.

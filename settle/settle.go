@@ -96,6 +96,7 @@ type config struct {
 	serial      gocql.SerialConsistency
 	keyspace    string
 	delay       time.Duration
+	observer    Observer
 }
 
 // defaults are documented on Write and LWT.
@@ -164,6 +165,39 @@ func After(d time.Duration) Option {
 			return fmt.Errorf("settle: negative wait %v", d)
 		}
 		cfg.delay = d
+		return nil
+	}
+}
+
+// Observer hears of every Write and LWT call (WithObserver), for observability: package
+// otel's Instrumentation is one. Settled is called once per call that got past its
+// options, when it returns, on the caller's goroutine, with the context the call was
+// given (context.Background() for nil). Implementations must be safe for concurrent
+// use.
+type Observer interface {
+	Settled(ctx context.Context, r Report)
+}
+
+// Report is one Write or LWT call, as an Observer hears of it.
+type Report struct {
+	Kind       string        // "write" (Write) or "lwt" (LWT)
+	Outcome    string        // the Result's Outcome or the LWTResult's, as String names it
+	Statements int           // the statements settled: the write's (Write), 1 (LWT)
+	Elapsed    time.Duration // the call's duration, After's wait included
+	Err        error         // the error the call returned
+}
+
+// Report kinds.
+const (
+	KindWrite = "write"
+	KindLWT   = "lwt"
+)
+
+// WithObserver reports every call to o (see Observer); nil reports nothing (the
+// default).
+func WithObserver(o Observer) Option {
+	return func(cfg *config) error {
+		cfg.observer = o
 		return nil
 	}
 }
@@ -262,11 +296,27 @@ func Write(ctx context.Context, s *gocql.Session, e *retry.OutcomeUnknownError, 
 	if err != nil {
 		return Result{}, err
 	}
-	if s == nil || e == nil {
-		return Result{}, errors.New("settle: Settle needs a session and an outcome-unknown error")
-	}
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if cfg.observer == nil {
+		return write(ctx, s, e, cfg)
+	}
+	start := time.Now()
+	out, err := write(ctx, s, e, cfg)
+	n := 0
+	if e != nil {
+		n = len(e.Statements)
+	}
+	cfg.observer.Settled(ctx, Report{Kind: KindWrite, Outcome: out.Outcome.String(), Statements: n,
+		Elapsed: time.Since(start), Err: err})
+	return out, err
+}
+
+// write is Write, options applied.
+func write(ctx context.Context, s *gocql.Session, e *retry.OutcomeUnknownError, cfg config) (Result, error) {
+	if s == nil || e == nil {
+		return Result{}, errors.New("settle: Settle needs a session and an outcome-unknown error")
 	}
 	out := Result{Timestamp: e.Timestamp, Consistency: cfg.consistency, Statements: make([]StatementResult, len(e.Statements))}
 	ks := cfg.keyspace
@@ -1336,11 +1386,23 @@ func LWT(ctx context.Context, s *gocql.Session, st retry.Statement, opts ...Opti
 	if err != nil {
 		return LWTResult{}, err
 	}
-	if s == nil {
-		return LWTResult{}, errors.New("settle: LWT needs a session")
-	}
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if cfg.observer == nil {
+		return lwt(ctx, s, st, cfg)
+	}
+	start := time.Now()
+	out, err := lwt(ctx, s, st, cfg)
+	cfg.observer.Settled(ctx, Report{Kind: KindLWT, Outcome: out.Outcome.String(), Statements: 1,
+		Elapsed: time.Since(start), Err: err})
+	return out, err
+}
+
+// lwt is LWT, options applied.
+func lwt(ctx context.Context, s *gocql.Session, st retry.Statement, cfg config) (LWTResult, error) {
+	if s == nil {
+		return LWTResult{}, errors.New("settle: LWT needs a session")
 	}
 	ks := cfg.keyspace
 	if ks == "" {

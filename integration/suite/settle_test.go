@@ -330,3 +330,62 @@ func TestSettleLWT(t *testing.T) {
 		t.Fatalf("plain insert given to SettleLWT: %v, want ErrUnsettleable", err)
 	}
 }
+
+// settleReports is a settle.Observer that keeps what it hears (on the caller's
+// goroutine, as settle calls it).
+type settleReports struct{ reports []settle.Report }
+
+func (o *settleReports) Settled(_ context.Context, r settle.Report) { o.reports = append(o.reports, r) }
+
+func (o *settleReports) take() []settle.Report {
+	r := o.reports
+	o.reports = nil
+	return r
+}
+
+// TestSettleObserverHearsOutcomes: settle.WithObserver hears each call once, with the
+// outcome it returned: a dropped INSERT that landed (Write: landed, one statement), a
+// dropped claim that applied (LWT: applied), and a DELETE Write cannot settle
+// (unsettleable, with the error returned).
+func TestSettleObserverHearsOutcomes(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	harness.Exec(t, s0, `CREATE TABLE kv (id int PRIMARY KEY, v text, w int)`,
+		`CREATE TABLE lease (name text PRIMARY KEY, owner text, n int)`)
+	s, px := proxied(t, ks, 2*time.Second)
+	p := retry.NewPolicy(retry.WithMaxAttempts(1))
+	ctx := context.Background()
+	o := &settleReports{}
+
+	px.SetRule(faultproxy.DropNext(1, faultproxy.Writes("INSERT INTO kv")))
+	ou := unknownOutcome(t, p, s.Query(`INSERT INTO kv (id, v, w) VALUES (?, ?, ?)`, 1, "x", 2))
+	st, err := settle.Write(ctx, s, ou, settle.WithObserver(o))
+	if err != nil || st.Outcome != settle.Landed {
+		t.Fatalf("settled %v, %v; want landed", st.Outcome, err)
+	}
+	got := o.take()
+	if len(got) != 1 || got[0].Kind != settle.KindWrite || got[0].Outcome != "landed" || got[0].Statements != 1 ||
+		got[0].Err != nil || got[0].Elapsed <= 0 {
+		t.Fatalf("Write reported %+v, want one landed write of one statement", got)
+	}
+
+	px.SetRule(faultproxy.DropNext(1, faultproxy.Writes("lease")))
+	ou = unknownOutcome(t, p, s.Query(`INSERT INTO lease (name, owner, n) VALUES (?, ?, ?) IF NOT EXISTS`, "a", "me", 1))
+	lst, err := settle.LWT(ctx, s, ou.Statements[0], settle.After(time.Second), settle.WithObserver(o))
+	if err != nil || lst.Outcome != settle.LWTApplied {
+		t.Fatalf("settled LWT %v, %v; want applied", lst.Outcome, err)
+	}
+	got = o.take()
+	if len(got) != 1 || got[0].Kind != settle.KindLWT || got[0].Outcome != "applied" || got[0].Statements != 1 ||
+		got[0].Err != nil || got[0].Elapsed < time.Second {
+		t.Fatalf("LWT reported %+v, want one applied LWT, After's wait included", got)
+	}
+
+	del := &retry.OutcomeUnknownError{Statements: []retry.Statement{{CQL: `DELETE FROM kv WHERE id = ?`, Values: []any{1}}}, Timestamp: 1}
+	if _, err = settle.Write(ctx, s, del, settle.WithObserver(o)); !errors.Is(err, settle.ErrUnsettleable) {
+		t.Fatalf("DELETE settled: %v, want ErrUnsettleable", err)
+	}
+	got = o.take()
+	if len(got) != 1 || got[0].Outcome != "unsettleable" || !errors.Is(got[0].Err, settle.ErrUnsettleable) {
+		t.Fatalf("unsettleable Write reported %+v", got)
+	}
+}
