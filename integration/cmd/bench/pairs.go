@@ -413,10 +413,10 @@ func droppedPairs(ctx context.Context, e *env, closers *[]func()) ([]*pair, erro
 			a: writeSide(e, "10% dropped", plainS, plainPx, plain, 0.10, 0), b: writeSide(e, "fault-free", cleanS, cleanPx, plain, 0, 1)},
 		{key: "dropped_hedged_vs_clean", title: "the same with `retry.WithHedging` (10% dropped, hedged) vs fault-free (not hedged)", n: n,
 			a: writeSide(e, "10% dropped, hedged", hedgeS, hedgePx, hedged, 0.10, 2), b: writeSide(e, "fault-free", cleanS, cleanPx, plain, 0, 1),
-			targets: []target{{"throughput ≥ 0.6× fault-free", func(r result) bool { return spreadOf(r.ratios()).median >= 0.6 }}}},
+			note: "one node: the hedge goes to the same node (the issue's ≥ 0.6× target is for three nodes: FAULTS.md row 9)"},
 		{key: "hedging_cost", title: "hedging when nothing is wrong: fault-free hedged vs fault-free not hedged", n: n,
 			a: writeSide(e, "fault-free, hedged", hedgeS, hedgePx, hedged, 0, 2), b: writeSide(e, "fault-free", cleanS, cleanPx, plain, 0, 1),
-			targets: []target{{"costs ≤ 5% throughput", func(r result) bool { return spreadOf(r.ratios()).median >= 0.95 }}}},
+			note: "one node: no other node to hedge to (the ≤ 5% cost target is for three nodes: FAULTS.md row 11)"},
 	}, nil
 }
 

@@ -79,6 +79,9 @@ func report(f flags, m machine, results []result, traces []traceSummary, read []
 			}
 			tg = append(tg, t.what+" "+mark)
 		}
+		if r.p.note != "" {
+			tg = append(tg, r.p.note)
+		}
 		n := r.p.n
 		if n == 0 && len(r.rounds) > 0 {
 			n = r.rounds[0].a.ops

@@ -43,7 +43,8 @@ type pair struct {
 	n          int                             // operations per side per round
 	flush      func(ctx context.Context) error // before each round, when server state matters
 	targets    []target
-	rounds     int // 0: the command's -rounds
+	note       string // said in the target column: why a pair has no target here
+	rounds     int    // 0: the command's -rounds
 }
 
 // target is a goal checked against a pair's result.
