@@ -138,7 +138,7 @@ func WithTimeoutsOnNextHost() Option { return func(c *config) error { c.nextHost
 // WithHedging hedges what is safe to repeat: a write the Policy judges repeatable, with
 // its pinned timestamp, gets gocql speculative executions — a second copy to the next
 // host when the first has not answered after a delay drawn from this Policy's recent
-// successful executions. Counters, list appends, LWTs and anything else not repeatable
+// hedged requests that answered. Counters, list appends, LWTs and anything else not repeatable
 // are never hedged. Defaults (see the Hedge… options): delay at the 99th percentile of
 // the last 256 executions, within [2 ms, 250 ms] (250 ms until 32 were seen); at most 2
 // executions of a statement in flight. The session must pick hosts through

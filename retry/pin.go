@@ -256,6 +256,7 @@ func (p *Policy) execPinned(pq pinned) error {
 		return err // nothing sent
 	}
 	err := pq.query.Exec()
+	returned(pq.state.trace)
 	if err != nil {
 		stmt := Statement{CQL: pq.state.statement, Values: pq.values}
 		err = p.outcome(err, pq.verdict, pq.timestamp, pq.state, false, gocql.UnloggedBatch, []Statement{stmt})
@@ -309,6 +310,7 @@ func (p *Policy) execPinnedBatch(s *gocql.Session, pb pinnedBatch) error {
 		return err // nothing sent
 	}
 	err := s.ExecuteBatch(pb.batch)
+	returned(pb.state.trace)
 	if err != nil {
 		stmts := make([]Statement, len(pb.batch.Entries))
 		for i, e := range pb.batch.Entries {
