@@ -26,6 +26,12 @@ func (c *cowMap[K, V]) load(k K) (V, bool) {
 // store adds k unless it is there (then the value there is returned) or the map holds
 // max entries (then v is returned, uncached).
 func (c *cowMap[K, V]) store(k K, v V, max int) V {
+	if m := c.m.Load(); m != nil && len(*m) >= max {
+		if have, ok := (*m)[k]; ok {
+			return have
+		}
+		return v // full: no lock for what will not be stored
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	old := c.m.Load()

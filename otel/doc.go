@@ -26,7 +26,9 @@
 // retry.Operation, such as "overwrite.Row"), with the database semantic conventions:
 // db.system.name "cassandra", db.namespace (the keyspace), db.operation.name (SELECT,
 // INSERT, UPDATE, DELETE, BATCH, TRUNCATE, read from the statement), db.query.text
-// only with WithQueryText(true); bound values never. cqlsafe.timestamp is the pinned
+// only with WithQueryText(true); bound values never. cqlsafe.not_idempotent.reasons,
+// the verdict's reasons, also only with WithQueryText(true): they quote the clauses they
+// are about, literals included. cqlsafe.timestamp is the pinned
 // write timestamp every attempt sent, cqlsafe.idempotent the verdict, cqlsafe.attempts
 // the attempts made, cqlsafe.outcome "ok", "failed" or "unknown" (an
 // *retry.OutcomeUnknownError: the write may or may not have applied), cqlsafe.hedges
@@ -51,8 +53,8 @@
 //
 // # Metrics
 //
-// All carry cqlsafe.operation, db.system.name, db.namespace, db.operation.name and,
-// for failures, error.type (the retry error class, a dozen values):
+// All carry cqlsafe.operation, db.system.name, db.namespace and db.operation.name (when
+// known) and, for failures, error.type (the retry error class, a dozen values):
 //
 //	cqlsafe.attempts            counter   attempts sent (asynchronous; of hedged executions, see below)
 //	cqlsafe.retries             counter   failed attempts sent again (+ cqlsafe.decision)
@@ -63,7 +65,7 @@
 //	cqlsafe.operation.duration  histogram seconds per logical execution, retries and backoff included
 //
 // Refusal reasons are a fixed set: context_done, not_retryable, batch_logged,
-// not_idempotent, attempts_exhausted.
+// not_idempotent, attempts_exhausted, and not_a_step (retry.Do).
 //
 // Hedges are counted from the hedge delay: gocql sends hedge k k delays after the
 // first execution while no answer has come (retry.Hedges). Of a hedged execution,

@@ -64,8 +64,9 @@ func (in *Instrumentation) newStatement(k stmtKey, reasons []string) *stmtInfo {
 	if op != "" {
 		attrs = append(attrs, semconv.DBOperationName(op))
 	}
-	if !k.idempotent && len(reasons) > 0 {
-		// The verdict's reasons name statement features ("counter update"), never values.
+	if in.queryText && !k.idempotent && len(reasons) > 0 {
+		// The verdict's reasons quote the clauses they are about (`counter update "c =
+		// c + 100"`, literals included): statement text, recorded only when the text is.
 		attrs = append(attrs, attrReasons.StringSlice(reasons))
 	}
 	if in.queryText && k.statement != "" {

@@ -16,7 +16,8 @@ import (
 // own reasons.
 func TestOtelStatementCache(t *testing.T) {
 	spans := tracetest.NewSpanRecorder()
-	in, err := New(WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))))
+	// With the query text: the verdict's reasons quote it, and are recorded only then.
+	in, err := New(WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))), WithQueryText(true))
 	if err != nil {
 		t.Fatal(err)
 	}
