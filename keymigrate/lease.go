@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gocql/gocql"
@@ -111,11 +112,10 @@ func (l *leases) ensure(ctx context.Context) error {
 		var r int
 		var src, dst string
 		err = l.s.Query(l.readMeta, l.migration).WithContext(ctx).Scan(&r, &src, &dst)
-		var re gocql.RequestError
 		if err == nil || errors.Is(err, gocql.ErrNotFound) {
 			return nil
 		}
-		if !errors.As(err, &re) || re.Code() != gocql.ErrCodeInvalid {
+		if !schemaSettling(err) {
 			break
 		}
 		if werr := wait.Sleep(ctx, 250*time.Millisecond); werr != nil {
@@ -125,9 +125,38 @@ func (l *leases) ensure(ctx context.Context) error {
 	return fmt.Errorf("keymigrate: lease table %s.%s: %w", l.keyspace, l.table, err)
 }
 
+// schemaSettling reports whether err is what a table just created by racing clients
+// answers until the schema settles: "does not exist" (Invalid), or a server error
+// naming a table id that lost the race ("Unknown CF …", seen on a single node with three
+// workers started at once).
+func schemaSettling(err error) bool {
+	var re gocql.RequestError
+	if !errors.As(err, &re) {
+		return false
+	}
+	return re.Code() == gocql.ErrCodeInvalid ||
+		re.Code() == gocql.ErrCodeServer && (strings.Contains(re.Message(), "Unknown CF") || strings.Contains(re.Message(), "unconfigured table"))
+}
+
 // describe records the migration's ranges and tables, or checks them against the record:
 // workers that split the ring differently would copy overlapping ranges under one name.
+// While the lease table's schema settles (schemaSettling) it tries again, for up to 10 s.
 func (l *leases) describe(ctx context.Context, ranges int, source, target string) error {
+	var err error
+	for range 40 {
+		if err = l.describeOnce(ctx, ranges, source, target); err == nil || !schemaSettling(err) {
+			return err
+		}
+		if werr := wait.Sleep(ctx, 250*time.Millisecond); werr != nil {
+			return werr
+		}
+	}
+	return err
+}
+
+// describeOnce is one try of describe. Trying again is safe: the record is an INSERT IF
+// NOT EXISTS, and a try that finds it recorded compares it.
+func (l *leases) describeOnce(ctx context.Context, ranges int, source, target string) error {
 	q := l.s.Query(l.meta, l.migration, ranges, source, target).WithContext(ctx)
 	got := map[string]any{}
 	applied, err := q.MapScanCAS(got)

@@ -251,7 +251,7 @@ func (m *Migration) RunWorker(ctx context.Context, opts ...WorkerOption) (rep Wo
 			if failingSince.IsZero() {
 				failingSince = time.Now()
 			}
-			if time.Since(failingSince) > max(c.leaseTTL, 10*poll) || !retry.ClassifyError(err).Retryable() {
+			if time.Since(failingSince) > max(c.leaseTTL, 10*poll) || !retry.ClassifyError(err).Retryable() && !schemaSettling(err) {
 				return rep, err
 			}
 			if err := wait.Sleep(ctx, poll); err != nil {
