@@ -38,6 +38,7 @@ type hedgeConfig struct {
 	floor      time.Duration
 	ceiling    time.Duration
 	inFlight   int
+	budget     float64 // lost hedges per execution offered for hedging
 }
 
 // hedgeWindow is how many recent executions the delay is computed from, and
@@ -46,11 +47,15 @@ const (
 	hedgeWindow   = 256
 	hedgeEvery    = 32
 	hedgeMinCount = 32 // executions seen before the delay leaves the ceiling
+	// hedgeBurst is how many lost hedges the budget holds when full (HedgeBudget), in
+	// thousandths (hedgeToken is one hedge).
+	hedgeToken = 1000
+	hedgeBurst = 10 * hedgeToken
 )
 
 // hedgeDefaults are documented on WithHedging.
 func hedgeDefaults() hedgeConfig {
-	return hedgeConfig{percentile: 0.99, floor: 2 * time.Millisecond, ceiling: 250 * time.Millisecond, inFlight: 2}
+	return hedgeConfig{percentile: 0.99, floor: 2 * time.Millisecond, ceiling: 250 * time.Millisecond, inFlight: 2, budget: 0.05}
 }
 
 // HedgePercentile sets the percentile of recent execution latencies after which a
@@ -94,6 +99,26 @@ func HedgeMaxInFlight(n int) HedgeOption {
 	}
 }
 
+// HedgeBudget bounds the hedges that lose — sent, and the first execution answered
+// first anyway — to ratio of the executions offered for hedging, over time: 0 < ratio ≤ 1
+// (default 0.05). Each such execution adds ratio to a budget holding at most 10, each
+// lost hedge takes 1, and an execution that starts with less than 1 in it is sent once.
+// A hedge that answers first (the response to the first was lost, its coordinator
+// stalled) costs nothing: hedging goes on at full rate through lost responses and a
+// paused node. What the budget stops is hedging as load: when every request slows at
+// once (an overloaded cluster, a burst the delay has not caught up with), the hedges
+// lose and would add a request to each slow write just when the cluster can least take
+// it.
+func HedgeBudget(ratio float64) HedgeOption {
+	return func(c *hedgeConfig) error {
+		if !(ratio > 0 && ratio <= 1) {
+			return fmt.Errorf("retry: hedge budget %v outside (0, 1]", ratio)
+		}
+		c.budget = ratio
+		return nil
+	}
+}
+
 // newHedger applies opts over the defaults.
 func newHedger(opts []HedgeOption) (*hedger, error) {
 	c := hedgeDefaults()
@@ -105,8 +130,9 @@ func newHedger(opts []HedgeOption) (*hedger, error) {
 			return nil, err
 		}
 	}
-	h := &hedger{cfg: c}
+	h := &hedger{cfg: c, refill: int64(c.budget * hedgeToken)}
 	h.delayNs.Store(int64(c.ceiling))
+	h.tokens.Store(hedgeBurst)
 	return h, nil
 }
 
@@ -131,6 +157,12 @@ func newHedger(opts []HedgeOption) (*hedger, error) {
 type hedger struct {
 	cfg     hedgeConfig
 	delayNs atomic.Int64
+	// tokens is the budget of lost hedges (HedgeBudget), in thousandths of a hedge: at
+	// most hedgeBurst, refill added per execution offered for hedging. It goes below 0
+	// when executions that started with budget all lose their hedges; no execution is
+	// hedged until it is back at one hedge.
+	tokens atomic.Int64
+	refill int64
 
 	mu      sync.Mutex
 	ring    [hedgeWindow]int64 // ns
@@ -151,6 +183,22 @@ func (h *hedger) record(d time.Duration) {
 	}
 	h.mu.Unlock()
 }
+
+// settle accounts for one execution offered for hedging that sent hedges and of which
+// lost lost the race: the budget gains the refill and loses a token per lost hedge.
+func (h *hedger) settle(lost int) {
+	d := h.refill - int64(lost)*hedgeToken
+	for {
+		t := h.tokens.Load()
+		n := min(t+d, hedgeBurst)
+		if n == t || h.tokens.CompareAndSwap(t, n) {
+			return
+		}
+	}
+}
+
+// allow says whether an execution starting now may be hedged: the budget holds a hedge.
+func (h *hedger) allow() bool { return h.tokens.Load() >= hedgeToken }
 
 // recompute sets the delay to the percentile of the window, within the bounds; h.mu
 // held.
@@ -174,16 +222,21 @@ type hedgeKey struct{}
 // hedgeExec is one execution under a hedging Policy: its speculative execution policy
 // (when repeatable and pinned) and the wrapper of its Trace that records its latency.
 type hedgeExec struct {
-	h       *hedger
-	inner   Trace
-	start   time.Time
-	hedged  bool        // repeatable and pinned: offered to gocql for speculation
-	picked  atomic.Bool // the session's host selection went through HedgingHosts
-	delayNs atomic.Int64
-	timedNs atomic.Int64 // when gocql asked for the delay (and started its ticker), ns after start
+	h      *hedger
+	inner  Trace
+	start  time.Time
+	hedged bool        // repeatable and pinned: offered to gocql for speculation
+	picked atomic.Bool // the session's host selection went through HedgingHosts
+	// attempts is what Attempts answers, decided on its first call: 1 + the hedges
+	// (0: not decided yet; 1: none — not picked, or the budget was empty).
+	attempts atomic.Int32
+	delayNs  atomic.Int64
+	timedNs  atomic.Int64 // when gocql asked for the delay (and started its ticker), ns after start
 	// answerNs is 1 + the latency of the first request that answered (HedgingHosts
-	// times each request); 0 until one did.
-	answerNs atomic.Int64
+	// times each request); 0 until one did. answerIdx is which request that was, in
+	// the order HedgingHosts gave their hosts (0: the first execution's first).
+	answerNs  atomic.Int64
+	answerIdx atomic.Int32
 	// returnedNs is when gocql returned the execution's result, ns after start (0:
 	// not yet): hedges are counted up to then, not up to End.
 	returnedNs atomic.Int64
@@ -219,12 +272,22 @@ func (h *hedger) begin(ctx context.Context, tr Trace, repeatable bool) (context.
 }
 
 // Attempts is the number of hedges: none unless the host selection went through
-// HedgingHosts, which gocql consults (Pick) before asking.
+// HedgingHosts, which gocql consults (Pick) before asking, and none when the budget of
+// lost hedges is spent (HedgeBudget). gocql asks before it starts the execution, and
+// again before each hedge: the first answer holds for the execution. With none, gocql
+// runs the execution on the caller's goroutine, with no timer.
 func (x *hedgeExec) Attempts() int {
-	if !x.picked.Load() {
-		return 0
+	if a := x.attempts.Load(); a > 0 {
+		return int(a) - 1
 	}
-	return x.h.cfg.inFlight - 1
+	a := int32(1)
+	if x.picked.Load() && x.h.allow() {
+		a = int32(x.h.cfg.inFlight)
+	}
+	if !x.attempts.CompareAndSwap(0, a) {
+		a = x.attempts.Load()
+	}
+	return int(a) - 1
 }
 
 // Delay is the Policy's current hedge delay; gocql asks once per execution, just
@@ -246,10 +309,16 @@ func (x *hedgeExec) End(err error, attempts int) {
 	if a := x.answerNs.Load(); err == nil && a > 0 {
 		x.h.record(time.Duration(a - 1))
 	}
-	if ht, ok := x.inner.(HedgeTrace); ok {
-		if hs, ok := x.hedges(); ok {
-			ht.Hedged(hs)
+	hs, sent := x.hedges()
+	if x.hedged && x.picked.Load() {
+		lost := hs.Sent
+		if hs.Won = sent && err == nil && x.answerNs.Load() > 0 && x.answerIdx.Load() > 0; hs.Won {
+			lost--
 		}
+		x.h.settle(lost)
+	}
+	if ht, ok := x.inner.(HedgeTrace); ok && sent {
+		ht.Hedged(hs)
 	}
 	x.inner.End(err, attempts)
 }
@@ -259,7 +328,7 @@ func (x *hedgeExec) End(err error, attempts int) {
 // come, up to Attempts. It counts from now, when the execution has ended: an answer
 // that came within the last microseconds before a tick is taken for one after it.
 func (x *hedgeExec) hedges() (Hedges, bool) {
-	if !x.hedged || !x.picked.Load() {
+	if !x.hedged || !x.picked.Load() || x.attempts.Load() <= 1 {
 		return Hedges{}, false
 	}
 	delay, timed := time.Duration(x.delayNs.Load()), time.Duration(x.timedNs.Load())
@@ -355,12 +424,13 @@ const maxRetries = 16
 func hedgeIterator(next gocql.NextHost, extra int, x *hedgeExec) gocql.NextHost {
 	var given []gocql.SelectedHost
 	done := false
-	i := 0
+	i, handed := 0, int32(0)
 	timed := func(h gocql.SelectedHost) gocql.SelectedHost {
 		if x == nil {
 			return h
 		}
-		return &timedHost{SelectedHost: h, x: x, at: time.Now()}
+		handed++
+		return &timedHost{SelectedHost: h, x: x, at: time.Now(), idx: handed - 1}
 	}
 	return func() gocql.SelectedHost {
 		if !done {
@@ -387,6 +457,7 @@ type timedHost struct {
 	gocql.SelectedHost
 	x      *hedgeExec
 	at     time.Time
+	idx    int32       // its place in the hand-outs of the execution, from 0
 	failed atomic.Bool // marked with an error: a later answer on it is a retry, not timed
 }
 
@@ -404,6 +475,8 @@ func (t *timedHost) Mark(err error) {
 	case err != nil:
 		t.failed.Store(true)
 	case !t.failed.Load():
-		t.x.answerNs.CompareAndSwap(0, int64(time.Since(t.at))+1)
+		if t.x.answerNs.CompareAndSwap(0, int64(time.Since(t.at))+1) {
+			t.x.answerIdx.Store(t.idx)
+		}
 	}
 }

@@ -39,6 +39,7 @@ func simulateHedged(t *testing.T, h *hedger, n int, lat func() time.Duration) (f
 		_, tr, spec := h.begin(context.Background(), nopTrace{}, true)
 		x := spec.(*hedgeExec)
 		x.picked.Store(true)
+		x.Attempts()
 		d := x.Delay()
 		next := hedgeIterator(fakeHosts{hosts: []*gocql.HostInfo{host}}.Pick(nil), x.h.cfg.inFlight-1+maxRetries, x)
 		l1, l2 := lat(), lat()

@@ -328,8 +328,10 @@ func TestHedgeTraceHearsHedges(t *testing.T) {
 			_, tr, _ := h.begin(context.Background(), rec, tc.repeatable)
 			x := tr.(*hedgeExec)
 			x.picked.Store(tc.picked)
-			if tc.asked {
-				x.Delay()
+			if tc.asked { // gocql asks for the attempts, then (when > 0) for the delay
+				if x.Attempts() > 0 {
+					x.Delay()
+				}
 			}
 			before := time.Now()
 			elapsed := time.Duration(tc.elapsed * float64(delay))
@@ -360,6 +362,7 @@ func TestHedgeTraceHearsHedges(t *testing.T) {
 	_, tr, _ := h.begin(context.Background(), nopTrace{}, true)
 	x := tr.(*hedgeExec)
 	x.picked.Store(true)
+	x.Attempts()
 	x.Delay()
 	x.start = x.start.Add(-time.Second)
 	tr.End(nil, 1)

@@ -141,8 +141,9 @@ func WithTimeoutsOnNextHost() Option { return func(c *config) error { c.nextHost
 // hedged requests that answered. Counters, list appends, LWTs and anything else not repeatable
 // are never hedged. Defaults (see the Hedge… options): delay at the 99th percentile of
 // the last 256 executions, within [2 ms, 250 ms] (250 ms until 32 were seen); at most 2
-// executions of a statement in flight. The session must pick hosts through
-// HedgingHosts, else nothing is hedged (see there why).
+// executions of a statement in flight; hedges that lose (the first answered first) at
+// most 5% of executions, over time (HedgeBudget; hedges that win cost nothing). The
+// session must pick hosts through HedgingHosts, else nothing is hedged (see there why).
 func WithHedging(opts ...HedgeOption) Option {
 	return func(c *config) error {
 		h, err := newHedger(opts)

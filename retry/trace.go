@@ -53,6 +53,10 @@ type Hedges struct {
 	// later is a hedge's or a retry's (or, on a machine too busy to run the first
 	// execution's goroutine for a whole Delay, the first one's).
 	Start time.Time
+	// Won says the execution succeeded with the answer of a request other than the
+	// first execution's first: a hedge's (or, with WithTimeoutsOnNextHost, a retry's on
+	// the next host). A hedge that did not win was wasted: the first answered first.
+	Won bool
 }
 
 // Execution describes one logical execution to a Tracer. It never holds bound values.

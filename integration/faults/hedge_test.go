@@ -51,10 +51,44 @@ func hedgeSession(t *testing.T, e *env, timeout time.Duration) *gocql.Session {
 	return s
 }
 
-// hedgePolicy hedges with WithHedging's defaults (the 99th percentile, 2–250 ms).
-func hedgePolicy() *retry.Policy {
-	return retry.NewPolicy(retry.WithMaxAttempts(8), retry.WithBackoff(5*time.Millisecond, 100*time.Millisecond), retry.WithTimeoutsOnNextHost(),
-		retry.WithHedging())
+// hedgePolicy hedges with WithHedging's defaults (the 99th percentile, 2–250 ms,
+// budget 0.05), extra options appended (a tracer).
+func hedgePolicy(extra ...retry.Option) *retry.Policy {
+	return retry.NewPolicy(append([]retry.Option{retry.WithMaxAttempts(8), retry.WithBackoff(5*time.Millisecond, 100*time.Millisecond),
+		retry.WithTimeoutsOnNextHost(), retry.WithHedging()}, extra...)...)
+}
+
+// plainPolicy is hedgePolicy without hedging: the side hedging is measured against.
+func plainPolicy() *retry.Policy {
+	return retry.NewPolicy(retry.WithMaxAttempts(8), retry.WithBackoff(5*time.Millisecond, 100*time.Millisecond),
+		retry.WithTimeoutsOnNextHost())
+}
+
+// hedgeCounter is a retry.Tracer that counts what retry.HedgeTrace tells: executions,
+// hedges sent, and executions a hedge answered first (won).
+type hedgeCounter struct{ execs, sent, won atomic.Int64 }
+
+type hedgeCount struct {
+	c  *hedgeCounter
+	hs retry.Hedges
+}
+
+func (c *hedgeCounter) Begin(ctx context.Context, _ retry.Execution) (context.Context, retry.Trace) {
+	return ctx, &hedgeCount{c: c}
+}
+func (h *hedgeCount) Attempt(retry.Event)    {}
+func (h *hedgeCount) Hedged(hs retry.Hedges) { h.hs = hs }
+func (h *hedgeCount) End(error, int) {
+	h.c.execs.Add(1)
+	h.c.sent.Add(int64(h.hs.Sent))
+	if h.hs.Won {
+		h.c.won.Add(1)
+	}
+}
+
+// take returns the counts since the last take and zeroes them.
+func (c *hedgeCounter) take() (execs, sent, won int64) {
+	return c.execs.Swap(0), c.sent.Swap(0), c.won.Swap(0)
 }
 
 // hedgeRounds is the rounds and writes per side of the hedging throughput tests: 6 and
@@ -77,9 +111,15 @@ func hedgeRounds(t *testing.T) (rounds, n int) {
 	return rounds, n
 }
 
-// writeRun writes n rows into partition part of ev through p on s, 64 workers, then
-// reads every row back with WRITETIME on e.direct: returns writes/s and the rows lost
-// and duplicated (or carrying another WRITETIME than pinned).
+// writeParts is how many partitions of ev one writeRun spreads its rows over: enough
+// that every node coordinates a share (token-aware routing sends a partition's writes
+// to one coordinator).
+const writeParts = 16
+
+// writeRun writes n rows into partitions part×writeParts … +writeParts−1 of ev through p
+// on s, 64 workers, then reads every row back with WRITETIME on e.direct: returns
+// writes/s and the rows lost and duplicated (or carrying another WRITETIME than
+// pinned).
 func writeRun(t *testing.T, e *env, s *gocql.Session, p *retry.Policy, part, n int) (rate float64, lost, dup int) {
 	t.Helper()
 	ctx := context.Background()
@@ -103,7 +143,7 @@ func writeRun(t *testing.T, e *env, s *gocql.Session, p *retry.Policy, part, n i
 				}
 				ts[i] = p.Clock().Next()
 				for try := 0; try < 5; try++ { // an unknown outcome is re-sent with its pinned timestamp
-					if p.Exec(ctx, s.Query(`INSERT INTO ev (p, id, v) VALUES (?, ?, ?)`, part, ids[i], i), retry.AtTimestamp(ts[i])) == nil {
+					if p.Exec(ctx, s.Query(`INSERT INTO ev (p, id, v) VALUES (?, ?, ?)`, part*writeParts+i%writeParts, ids[i], i), retry.AtTimestamp(ts[i])) == nil {
 						break
 					}
 				}
@@ -113,18 +153,20 @@ func writeRun(t *testing.T, e *env, s *gocql.Session, p *retry.Policy, part, n i
 	wg.Wait()
 	rate = float64(n) / time.Since(start).Seconds()
 	seen := map[gocql.UUID]bool{}
-	iter := e.direct.Query(`SELECT id, v, WRITETIME(v) FROM ev WHERE p = ?`, part).PageSize(5000).Iter()
-	var id gocql.UUID
-	var v int
-	var wt int64
-	for iter.Scan(&id, &v, &wt) {
-		if seen[id] || v < 0 || v >= n || ids[v] != id || wt != ts[v] {
-			dup++
+	for k := 0; k < writeParts; k++ {
+		iter := e.direct.Query(`SELECT id, v, WRITETIME(v) FROM ev WHERE p = ?`, part*writeParts+k).PageSize(5000).Iter()
+		var id gocql.UUID
+		var v int
+		var wt int64
+		for iter.Scan(&id, &v, &wt) {
+			if seen[id] || v < 0 || v >= n || ids[v] != id || wt != ts[v] || v%writeParts != k {
+				dup++
+			}
+			seen[id] = true
 		}
-		seen[id] = true
-	}
-	if err := iter.Close(); err != nil {
-		t.Fatal(err)
+		if err := iter.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return rate, n - len(seen), dup
 }
@@ -146,7 +188,8 @@ func TestHedgeDroppedResponsesThroughput(t *testing.T) {
 	e := newEnv(t, time.Second)
 	e.exec(t, `CREATE TABLE ev (p int, id timeuuid, v int, PRIMARY KEY (p, id))`)
 	s := hedgeSession(t, e, time.Second)
-	p := hedgePolicy()
+	hc := &hedgeCounter{}
+	p := hedgePolicy(retry.WithTracer(hc))
 	rounds, n := hedgeRounds(t)
 	var ratios []float64
 	for r := 0; r < rounds; r++ {
@@ -156,8 +199,12 @@ func TestHedgeDroppedResponsesThroughput(t *testing.T) {
 			if drop {
 				e.setRule(faultproxy.DropFraction(0.10, uint64(part), faultproxy.Writes("INSERT INTO ev")))
 			}
+			hc.take()
 			rate, lost, dup := writeRun(t, e, s, p, part, n)
 			e.setRule(nil)
+			if execs, sent, won := hc.take(); drop {
+				t.Logf("round %d, 10%% dropped: %d executions, %d hedges sent (%.1f%%), %d won", r+1, execs, sent, 100*float64(sent)/float64(execs), won)
+			}
 			if lost != 0 || dup != 0 {
 				t.Errorf("round %d (drops %v): %d lost, %d duplicated or with another WRITETIME", r+1, drop, lost, dup)
 			}
@@ -193,15 +240,17 @@ func TestHedgeFaultFreeCost(t *testing.T) {
 	e := newEnv(t, time.Second)
 	e.exec(t, `CREATE TABLE ev (p int, id timeuuid, v int, PRIMARY KEY (p, id))`)
 	hs := hedgeSession(t, e, time.Second)
-	hp := hedgePolicy()
-	pp := policy()
+	hc := &hedgeCounter{}
+	hp := hedgePolicy(retry.WithTracer(hc))
+	pp := plainPolicy() // on the same session: the sides differ in hedging only
 	rounds, n := hedgeRounds(t)
 	var ratios, extra []float64
+	var sentAll, wonAll int64
 	for r := 0; r < rounds; r++ {
 		var plain, hedged float64
 		runPlain := func() {
 			var lost, dup int
-			plain, lost, dup = writeRun(t, e, e.s, pp, r*2, n)
+			plain, lost, dup = writeRun(t, e, hs, pp, r*2, n)
 			if lost != 0 || dup != 0 {
 				t.Errorf("round %d, not hedged: %d lost, %d duplicated", r+1, lost, dup)
 			}
@@ -209,8 +258,13 @@ func TestHedgeFaultFreeCost(t *testing.T) {
 		runHedged := func() {
 			var lost, dup int
 			before := e.requests()
+			hc.take()
 			hedged, lost, dup = writeRun(t, e, hs, hp, r*2+1, n)
 			extra = append(extra, float64(e.requests()-before-int64(n))/float64(n))
+			_, sent, won := hc.take()
+			sentAll += sent
+			wonAll += won
+			t.Logf("round %d, hedged: %d hedges sent, %d won", r+1, sent, won)
 			if lost != 0 || dup != 0 {
 				t.Errorf("round %d, hedged: %d lost, %d duplicated", r+1, lost, dup)
 			}
@@ -227,8 +281,8 @@ func TestHedgeFaultFreeCost(t *testing.T) {
 			r+1, plain, hedged, hedged/plain, 100*extra[r])
 	}
 	m := median(ratios)
-	t.Logf("| hedging, fault-free (%d rounds × %d writes) | median %.2f× not hedged (rounds %.2f–%.2f), median %.1f%% more requests | target ≥ 0.95× |",
-		rounds, n, m, slices.Min(ratios), slices.Max(ratios), 100*median(extra))
+	t.Logf("| hedging, fault-free (%d rounds × %d writes) | median %.2f× not hedged (rounds %.2f–%.2f), median %.1f%% more requests; hedges sent %d, won %d | target ≥ 0.95× |",
+		rounds, n, m, slices.Min(ratios), slices.Max(ratios), 100*median(extra), sentAll, wonAll)
 	if m < 0.95 {
 		targetMissed(t, "hedging costs %.0f%% throughput, want ≤ 5%%", (1-m)*100)
 	}

@@ -1,0 +1,146 @@
+package retry
+
+// The budget of lost hedges (HedgeBudget), on gocql's own executor against the loopback
+// fake server of hedge_estimator_test.go.
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// wonTracer counts what HedgeTrace heard: executions with hedges sent, hedges sent,
+// executions a hedge won.
+type wonTracer struct{ execs, sent, won atomic.Int64 }
+
+type wonTrace struct {
+	t  *wonTracer
+	hs Hedges
+}
+
+func (t *wonTracer) Begin(ctx context.Context, _ Execution) (context.Context, Trace) {
+	return ctx, &wonTrace{t: t}
+}
+func (tr *wonTrace) Attempt(Event)   {}
+func (tr *wonTrace) Hedged(h Hedges) { tr.hs = h }
+func (tr *wonTrace) End(error, int) {
+	if tr.hs.Sent > 0 {
+		tr.t.execs.Add(1)
+		tr.t.sent.Add(int64(tr.hs.Sent))
+		if tr.hs.Won {
+			tr.t.won.Add(1)
+		}
+	}
+}
+
+// budgetRun prepares the statement on a fresh session to srv, then runs n executions
+// of it through p on workers goroutines; it returns the EXECUTEs the server saw for
+// them and the longest execution.
+func budgetRun(t *testing.T, srv *rvServer, on *atomic.Bool, p *Policy, n, workers int) (requests int64, longest time.Duration) {
+	t.Helper()
+	sess := rvSession(t, srv)
+	if err := sess.Query(`INSERT INTO ks.t (id, v) VALUES (?, ?)`, 0, "v").Exec(); err != nil { // prepare
+		t.Fatal(err)
+	}
+	before := srv.n.Load()
+	on.Store(true)
+	var next atomic.Int64
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1)
+				if i > int64(n) {
+					return
+				}
+				t0 := time.Now()
+				if err := p.Exec(context.Background(), sess.Query(`INSERT INTO ks.t (id, v) VALUES (?, ?)`, i, "v")); err != nil {
+					t.Errorf("execution %d: %v", i, err)
+				}
+				mu.Lock()
+				longest = max(longest, time.Since(t0))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	on.Store(false)
+	return srv.n.Load() - before, longest
+}
+
+// TestHedgeBudgetStopsLosingHedges: every request answers in 20 ms, the hedge delay is
+// 5 ms, so every hedge is sent and every one loses (the first answers first): hedging
+// only adds load. 400 executions, 8 at a time: with the default budget (0.05 lost
+// hedges per execution, 10 to start with) at most 10 + 0.05×400 + 8 (executions that
+// started while the budget held one) = 38 hedges are sent — not 400.
+func TestHedgeBudgetStopsLosingHedges(t *testing.T) {
+	var on atomic.Bool
+	srv := startRV(t, func(int64) (time.Duration, bool) {
+		if on.Load() {
+			return 20 * time.Millisecond, false
+		}
+		return 0, false
+	})
+	tracer := &wonTracer{}
+	p := NewPolicy(WithHedging(HedgeDelayBounds(5*time.Millisecond, 5*time.Millisecond)), WithTracer(tracer),
+		WithSchema(mapSchema{}))
+	const n = 400
+	requests, _ := budgetRun(t, srv, &on, p, n, 8)
+	hedges := requests - n
+	t.Logf("%d executions: %d requests, %d hedges; heard %d sent, %d won", n, requests, hedges, tracer.sent.Load(), tracer.won.Load())
+	if hedges > 38 {
+		t.Errorf("%d hedges sent, every one lost: want at most 38 (budget 10 + 0.05 × %d + 8 in flight)", hedges, n)
+	}
+	if hedges < 10 {
+		t.Errorf("%d hedges sent: the budget starts with 10", hedges)
+	}
+	if w := tracer.won.Load(); w != 0 {
+		t.Errorf("%d executions heard as won by a hedge; every first request answered first", w)
+	}
+}
+
+// TestHedgeBudgetSparesWinningHedges: every fifth request's response is lost, the others
+// answer in 1 ms; executions one at a time, so a lost first request's hedge is the next
+// request and answers. Each such hedge wins and costs the budget nothing: all 60 lost
+// responses of 300 executions are hedged (a budget charged for every hedge would be
+// spent after 10 + 0.05 × 300 = 25, and the rest would wait for the 2 s client timeout).
+func TestHedgeBudgetSparesWinningHedges(t *testing.T) {
+	var on atomic.Bool
+	srv := startRV(t, func(n int64) (time.Duration, bool) {
+		return time.Millisecond, on.Load() && n%5 == 0
+	})
+	tracer := &wonTracer{}
+	p := NewPolicy(WithHedging(HedgeDelayBounds(5*time.Millisecond, 5*time.Millisecond)), WithTracer(tracer),
+		WithSchema(mapSchema{}))
+	const n = 300
+	requests, longest := budgetRun(t, srv, &on, p, n, 1)
+	t.Logf("%d executions: %d requests; heard %d hedged, %d won; longest execution %v; budget left %.2f hedges",
+		n, requests, tracer.execs.Load(), tracer.won.Load(), longest, float64(p.cfg.hedge.tokens.Load())/hedgeToken)
+	if longest > 500*time.Millisecond {
+		t.Errorf("an execution took %v: a lost response was not hedged (budget spent by winning hedges?)", longest)
+	}
+	if w := tracer.won.Load(); w < 50 {
+		t.Errorf("%d executions heard as won by a hedge, want the ~%d whose first response was lost", w, requests/5)
+	}
+}
+
+// TestHedgeBudgetOption: HedgeBudget takes (0, 1] and sets the refill.
+func TestHedgeBudgetOption(t *testing.T) {
+	for _, bad := range []float64{0, -0.1, 1.5, nan()} {
+		if _, err := newHedger([]HedgeOption{HedgeBudget(bad)}); err == nil {
+			t.Errorf("HedgeBudget(%v) accepted", bad)
+		}
+	}
+	h, err := newHedger([]HedgeOption{HedgeBudget(0.2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.refill != 200 || h.tokens.Load() != hedgeBurst {
+		t.Errorf("refill %d, tokens %d; want 200, %d", h.refill, h.tokens.Load(), hedgeBurst)
+	}
+}
