@@ -14,21 +14,27 @@ import (
 // Hedging sends a second copy of a slow write before the first has answered: a lost
 // response or a stalled coordinator then costs the hedge delay, not a client timeout.
 // It is safe only for what may run twice — a repeatable statement with a pinned
-// timestamp, where two executions leave Cassandra as one does — so the Policy gives a
-// speculative execution policy to those and to nothing else (counters, list appends,
-// LWTs and unpinned statements are sent once).
+// timestamp, where two executions leave Cassandra as one does — so the Policy hedges
+// those and nothing else (counters, list appends, LWTs and unpinned statements are
+// sent once).
 //
-// gocql v1.7.0 runs speculative executions on the query's host iterator, shared with
-// the first execution. One that finds the iterator exhausted (a single node, or every
-// other host already used or down) fails at once with ErrNoConnections, and that
-// result can win the race against a first execution still in flight: hedging would
-// turn a slow write into a failed one. HedgingHosts closes that hole from the host
-// selection side: installed as the session's HostSelectionPolicy, it hands an exhausted
-// iterator of a hedged execution an up host it already gave (the same coordinator
-// again — harmless for a repeatable pinned write, and what rescues a lost response on a
-// single node) instead of nothing, within a bound; and a hedged execution is marked as
-// having been picked through it. The Policy hedges only executions so marked: on a
-// session without HedgingHosts, WithHedging sends every statement once.
+// The Policy hedges itself rather than through gocql's speculative executions
+// (hedgeExec.run): the first execution runs on the caller's goroutine on gocql's plain
+// path, and a timer sends a hedge — the same pinned statement, as a gocql execution of
+// its own — only when one is due. gocql v1.7.0's speculative path costs every
+// execution a goroutine, a ticker and a hand-off of the result, which on a busy
+// three-node cluster cost 14% of the throughput with no hedge ever sent (FAULTS.md);
+// it also lets a speculative execution that finds no host (ErrNoConnections) win the
+// race against a first execution still in flight. Here the first answer wins only
+// when it is a success; when the first execution fails, hedges in flight are waited
+// for.
+//
+// A hedge must go to another coordinator: HedgingHosts, installed as the session's
+// HostSelectionPolicy, gives a hedge first the hosts none of the execution's requests
+// was given, then (a single node, every other host down) those again — harmless for a
+// repeatable pinned write, and what rescues a lost response on a single node. It also
+// marks a first execution as picked through it: on a session without HedgingHosts,
+// WithHedging sends every statement once.
 
 // HedgeOption configures hedging (WithHedging).
 type HedgeOption func(*hedgeConfig) error
@@ -50,12 +56,12 @@ const (
 	// hedgeBurst is how many lost hedges the budget holds when full (HedgeBudget), in
 	// thousandths (hedgeToken is one hedge).
 	hedgeToken = 1000
-	hedgeBurst = 10 * hedgeToken
+	hedgeBurst = 50 * hedgeToken
 )
 
 // hedgeDefaults are documented on WithHedging.
 func hedgeDefaults() hedgeConfig {
-	return hedgeConfig{percentile: 0.99, floor: 2 * time.Millisecond, ceiling: 250 * time.Millisecond, inFlight: 2, budget: 0.05}
+	return hedgeConfig{percentile: 0.99, floor: 2 * time.Millisecond, ceiling: 250 * time.Millisecond, inFlight: 3, budget: 0.05}
 }
 
 // HedgePercentile sets the percentile of recent execution latencies after which a
@@ -88,7 +94,10 @@ func HedgeDelayBounds(floor, ceiling time.Duration) HedgeOption {
 }
 
 // HedgeMaxInFlight bounds the executions of one statement in flight at once, the first
-// included: n ≥ 2 (default 2, one hedge). gocql sends hedge k after k delays.
+// included: n ≥ 2 (default 3: two hedges). Hedge k is sent k delays after the first,
+// while none has answered: the second rescues the write whose first request and first
+// hedge both lost their responses (1% of writes when 10% of responses are lost), which
+// would otherwise wait for the client timeout.
 func HedgeMaxInFlight(n int) HedgeOption {
 	return func(c *hedgeConfig) error {
 		if n < 2 {
@@ -101,9 +110,9 @@ func HedgeMaxInFlight(n int) HedgeOption {
 
 // HedgeBudget bounds the hedges that lose — sent, and the first execution answered
 // first anyway — to ratio of the executions offered for hedging, over time: 0 < ratio ≤ 1
-// (default 0.05). Each such execution adds ratio to a budget holding at most 10, each
-// lost hedge takes 1, and an execution that starts with less than 1 in it is sent once.
-// A hedge that answers first (the response to the first was lost, its coordinator
+// (default 0.05). Each such execution adds ratio to a budget holding at most 50 (it
+// starts full); each hedge takes 1 when sent, and is sent only if the budget holds 1; a
+// hedge that wins gives its 1 back. A hedge that answers first (the response to the first was lost, its coordinator
 // stalled) costs nothing: hedging goes on at full rate through lost responses and a
 // paused node. What the budget stops is hedging as load: when every request slows at
 // once (an overloaded cluster, a burst the delay has not caught up with), the hedges
@@ -158,9 +167,8 @@ type hedger struct {
 	cfg     hedgeConfig
 	delayNs atomic.Int64
 	// tokens is the budget of lost hedges (HedgeBudget), in thousandths of a hedge: at
-	// most hedgeBurst, refill added per execution offered for hedging. It goes below 0
-	// when executions that started with budget all lose their hedges; no execution is
-	// hedged until it is back at one hedge.
+	// most hedgeBurst; a hedge takes one when sent and gives it back when it wins; each
+	// execution offered for hedging adds refill at its end.
 	tokens atomic.Int64
 	refill int64
 
@@ -184,10 +192,26 @@ func (h *hedger) record(d time.Duration) {
 	h.mu.Unlock()
 }
 
-// settle accounts for one execution offered for hedging that sent hedges and of which
-// lost lost the race: the budget gains the refill and loses a token per lost hedge.
-func (h *hedger) settle(lost int) {
-	d := h.refill - int64(lost)*hedgeToken
+// take spends one hedge of the budget, if it holds one.
+func (h *hedger) take() bool {
+	for {
+		t := h.tokens.Load()
+		if t < hedgeToken {
+			return false
+		}
+		if h.tokens.CompareAndSwap(t, t-hedgeToken) {
+			return true
+		}
+	}
+}
+
+// settle ends one execution offered for hedging: the budget gains the refill, and the
+// hedge back when one won (a hedge that answered first is not charged).
+func (h *hedger) settle(won bool) {
+	d := h.refill
+	if won {
+		d += hedgeToken
+	}
 	for {
 		t := h.tokens.Load()
 		n := min(t+d, hedgeBurst)
@@ -196,9 +220,6 @@ func (h *hedger) settle(lost int) {
 		}
 	}
 }
-
-// allow says whether an execution starting now may be hedged: the budget holds a hedge.
-func (h *hedger) allow() bool { return h.tokens.Load() >= hedgeToken }
 
 // recompute sets the delay to the percentile of the window, within the bounds; h.mu
 // held.
@@ -216,51 +237,52 @@ func percentileIndex(q float64, n int) int {
 	return max(0, min(int(q*float64(n)+0.999999)-1, n-1))
 }
 
-// hedgeKey carries an execution's *hedgeExec in its context, for HedgingHosts.
-type hedgeKey struct{}
+// hedgeKey carries an execution's *hedgeExec in the context of its first execution,
+// hedgeOfKey in a hedge's, for HedgingHosts.
+type (
+	hedgeKey   struct{}
+	hedgeOfKey struct{}
+)
 
-// hedgeExec is one execution under a hedging Policy: its speculative execution policy
-// (when repeatable and pinned) and the wrapper of its Trace that records its latency.
+// hedgeExec is one execution under a hedging Policy: the first execution runs on the
+// caller's goroutine (gocql's plain path: no goroutine, no ticker), and a timer sends
+// each hedge, on a goroutine of its own, when it is due and the first has not
+// answered (run). It also wraps the execution's Trace to record its latency and tell
+// of its hedges.
 type hedgeExec struct {
 	h      *hedger
 	inner  Trace
 	start  time.Time
-	hedged bool        // repeatable and pinned: offered to gocql for speculation
-	picked atomic.Bool // the session's host selection went through HedgingHosts
-	// attempts is what Attempts answers, decided on its first call: 1 + the hedges
-	// (0: not decided yet; 1: none — not picked, or the budget was empty).
-	attempts atomic.Int32
-	delayNs  atomic.Int64
-	timedNs  atomic.Int64 // when gocql asked for the delay (and started its ticker), ns after start
+	hedged bool        // repeatable and pinned: may be hedged
+	picked atomic.Bool // the first execution's host selection went through HedgingHosts
+	// base is the context hedges run with (the caller's, with hedgeOfKey); cancelFirst
+	// ends the first execution's, once a hedge has answered or the execution is over.
+	base        context.Context
+	cancelFirst context.CancelFunc
 	// answerNs is 1 + the latency of the first request that answered (HedgingHosts
-	// times each request); 0 until one did. answerIdx is which request that was, in
-	// the order HedgingHosts gave their hosts (0: the first execution's first).
-	answerNs  atomic.Int64
-	answerIdx atomic.Int32
-	// returnedNs is when gocql returned the execution's result, ns after start (0:
-	// not yet): hedges are counted up to then, not up to End.
-	returnedNs atomic.Int64
+	// times each request); 0 until one did.
+	answerNs atomic.Int64
+
+	mu      sync.Mutex
+	given   []gocql.SelectedHost // hosts given to the execution's requests, in order
+	again   func(context.Context) error
+	timer   *time.Timer
+	delay   time.Duration
+	armed   time.Time // when the timer was first set
+	done    bool      // the first execution returned: no further hedge
+	sent    int       // hedges sent
+	won     bool      // a hedge answered, with success, before the first execution did
+	results chan error
+	cancels []context.CancelFunc // of the hedges
 }
 
-// returned tells tr's execution, when it is hedged, that gocql has returned its
-// result: what follows (settling an unknown outcome, an outbox write) is no time in
-// which a hedge could be sent.
-func returned(tr Trace) {
-	if x, ok := tr.(*hedgeExec); ok {
-		x.returnedNs.CompareAndSwap(0, int64(time.Since(x.start)))
-	}
-}
-
-var (
-	_ gocql.SpeculativeExecutionPolicy = (*hedgeExec)(nil)
-	_ Trace                            = (*hedgeExec)(nil)
-)
+var _ Trace = (*hedgeExec)(nil)
 
 // begin starts one execution's latency record and, when it may be hedged (repeatable
-// and pinned), returns the speculative execution policy to set on the pinned copy,
-// with the context the copy must run with. A nil hedger (no WithHedging) changes
-// nothing.
-func (h *hedger) begin(ctx context.Context, tr Trace, repeatable bool) (context.Context, Trace, gocql.SpeculativeExecutionPolicy) {
+// and pinned), returns the hedgeExec to run it with and the context its first
+// execution must run with (cancelled when a hedge answers first). A nil hedger (no
+// WithHedging) changes nothing.
+func (h *hedger) begin(ctx context.Context, tr Trace, repeatable bool) (context.Context, Trace, *hedgeExec) {
 	if h == nil {
 		return ctx, tr, nil
 	}
@@ -268,83 +290,146 @@ func (h *hedger) begin(ctx context.Context, tr Trace, repeatable bool) (context.
 	if !repeatable {
 		return ctx, x, nil
 	}
-	return context.WithValue(ctx, hedgeKey{}, x), x, x
+	x.base = context.WithValue(ctx, hedgeOfKey{}, x)
+	first, cancel := context.WithCancel(context.WithValue(ctx, hedgeKey{}, x))
+	x.cancelFirst = cancel
+	return first, x, x
 }
 
-// Attempts is the number of hedges: none unless the host selection went through
-// HedgingHosts, which gocql consults (Pick) before asking, and none when the budget of
-// lost hedges is spent (HedgeBudget). gocql asks before it starts the execution, and
-// again before each hedge: the first answer holds for the execution. With none, gocql
-// runs the execution on the caller's goroutine, with no timer.
-func (x *hedgeExec) Attempts() int {
-	if a := x.attempts.Load(); a > 0 {
-		return int(a) - 1
+// run executes first — the first execution, on the caller's goroutine — and, while it
+// has not returned, sends again (the same statement with the context it is given, on
+// the next host: HedgingHosts) as a hedge every delay, up to HedgeMaxInFlight − 1
+// hedges, each only if the first execution was picked through HedgingHosts and the
+// budget holds a hedge. The first answer wins: a hedge's success cancels the first
+// execution and is the result; the first's success cancels the hedges. When the first
+// fails, the hedges in flight are waited for: any success is the result, else the
+// first's error, with hedgeErr the last hedge's error (nil: none sent). A nil or
+// unhedged x just runs first.
+func (x *hedgeExec) run(first func() error, again func(context.Context) error) (err, hedgeErr error) {
+	if x == nil || !x.hedged {
+		return first(), nil
 	}
-	a := int32(1)
-	if x.picked.Load() && x.h.allow() {
-		a = int32(x.h.cfg.inFlight)
+	defer x.cancelFirst()
+	x.mu.Lock()
+	x.again = again
+	x.delay = x.h.delay()
+	x.armed = time.Now()
+	x.timer = time.AfterFunc(x.delay, x.fire)
+	x.mu.Unlock()
+
+	err = first()
+
+	x.mu.Lock()
+	x.done = true
+	x.timer.Stop()
+	won, n, cancels := x.won, x.sent, x.cancels
+	x.mu.Unlock()
+	if err == nil || won {
+		for _, c := range cancels {
+			c()
+		}
+		return nil, nil
 	}
-	if !x.attempts.CompareAndSwap(0, a) {
-		a = x.attempts.Load()
+	for i := 0; i < n; i++ { // the first failed: a hedge in flight may still succeed
+		if e := <-x.results; e != nil {
+			hedgeErr = e
+			continue
+		}
+		x.mu.Lock()
+		x.won = true
+		x.mu.Unlock()
+		for _, c := range cancels {
+			c()
+		}
+		return nil, nil
 	}
-	return int(a) - 1
+	return err, hedgeErr
 }
 
-// Delay is the Policy's current hedge delay; gocql asks once per execution, just
-// after launching the first execution and before starting the ticker that sends the
-// hedges. The moment is kept for HedgeTrace: no hedge starts before it plus the delay.
-func (x *hedgeExec) Delay() time.Duration {
-	d := x.h.delay()
-	x.delayNs.Store(int64(d))
-	x.timedNs.Store(int64(time.Since(x.start)))
-	return d
+// fire sends one hedge when it is due (the timer's goroutine runs it, and the hedge).
+func (x *hedgeExec) fire() {
+	x.mu.Lock()
+	if x.done || x.sent >= x.h.cfg.inFlight-1 || !x.picked.Load() || !x.h.take() {
+		x.mu.Unlock()
+		return
+	}
+	x.sent++
+	if x.results == nil {
+		x.results = make(chan error, x.h.cfg.inFlight-1)
+	}
+	ctx, cancel := context.WithCancel(x.base)
+	x.cancels = append(x.cancels, cancel)
+	if x.sent < x.h.cfg.inFlight-1 {
+		x.timer.Reset(x.delay)
+	}
+	again := x.again
+	x.mu.Unlock()
+
+	err := again(ctx)
+	if err == nil {
+		x.mu.Lock()
+		if !x.done {
+			x.won = true
+			x.cancelFirst()
+		}
+		x.mu.Unlock()
+	}
+	x.results <- err
 }
 
 func (x *hedgeExec) Attempt(ev Event) { x.inner.Attempt(ev) }
 
 // End records the latency of the request that answered (when HedgingHosts timed one:
-// see hedger), tells an inner HedgeTrace of the
-// hedges sent, then ends the inner trace.
+// see hedger), settles the budget, tells an inner HedgeTrace of the hedges sent, then
+// ends the inner trace.
 func (x *hedgeExec) End(err error, attempts int) {
 	if a := x.answerNs.Load(); err == nil && a > 0 {
 		x.h.record(time.Duration(a - 1))
 	}
-	hs, sent := x.hedges()
-	if x.hedged && x.picked.Load() {
-		lost := hs.Sent
-		if hs.Won = sent && err == nil && x.answerNs.Load() > 0 && x.answerIdx.Load() > 0; hs.Won {
-			lost--
+	var hs Hedges
+	if x.hedged {
+		x.mu.Lock()
+		hs = Hedges{Sent: x.sent, Delay: x.delay, Start: x.armed, Won: x.won && err == nil}
+		x.mu.Unlock()
+		if x.picked.Load() {
+			x.h.settle(hs.Won)
 		}
-		x.h.settle(lost)
 	}
-	if ht, ok := x.inner.(HedgeTrace); ok && sent {
+	if ht, ok := x.inner.(HedgeTrace); ok && hs.Sent > 0 {
 		ht.Hedged(hs)
 	}
 	x.inner.End(err, attempts)
 }
 
-// hedges is what gocql sent besides the first execution, as far as timing tells: its
-// ticker sends hedge k at k delays after the delay was asked for, while no answer has
-// come, up to Attempts. It counts from now, when the execution has ended: an answer
-// that came within the last microseconds before a tick is taken for one after it.
-func (x *hedgeExec) hedges() (Hedges, bool) {
-	if !x.hedged || !x.picked.Load() || x.attempts.Load() <= 1 {
-		return Hedges{}, false
+// give records h as given to one of x's requests.
+func (x *hedgeExec) give(h gocql.SelectedHost) {
+	x.mu.Lock()
+	x.given = append(x.given, h)
+	x.mu.Unlock()
+}
+
+// wasGiven says whether a host was given to one of x's requests already.
+func (x *hedgeExec) wasGiven(h *gocql.HostInfo) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, g := range x.given {
+		if sameHost(g.Info(), h) {
+			return true
+		}
 	}
-	delay, timed := time.Duration(x.delayNs.Load()), time.Duration(x.timedNs.Load())
-	if delay <= 0 {
-		return Hedges{}, false // gocql never asked: it did not speculate
-	}
-	start := x.start.Add(timed) // monotonic, as x.start
-	end := time.Since(x.start)
-	if r := x.returnedNs.Load(); r > 0 {
-		end = time.Duration(r)
-	}
-	sent := min(int64(x.h.cfg.inFlight-1), int64((end-timed)/delay))
-	if sent < 1 {
-		return Hedges{}, false
-	}
-	return Hedges{Sent: int(sent), Delay: delay, Start: start}, true
+	return false
+}
+
+// givenHosts is the hosts given to x's requests so far, in order.
+func (x *hedgeExec) givenHosts() []gocql.SelectedHost {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return slices.Clone(x.given)
+}
+
+// sameHost compares hosts by identity, else by host id.
+func sameHost(a, b *gocql.HostInfo) bool {
+	return a == b || a != nil && b != nil && a.HostID() != "" && a.HostID() == b.HostID()
 }
 
 // HedgingHosts wraps a session's host selection policy so that the Policy can hedge
@@ -352,14 +437,14 @@ func (x *hedgeExec) hedges() (Hedges, bool) {
 //
 //	cluster.PoolConfig.HostSelectionPolicy = retry.HedgingHosts(gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy()))
 //
-// It picks hosts exactly as inner does. For an execution the Policy hedges, once inner
-// has no further host it hands out hosts it already gave that are still up, at most as
-// many times as hedges and retries of that execution can ask (a speculative execution
-// that finds no host would otherwise fail the whole statement; see the package note on
-// hedging in hedge.go). On a single node a hedge therefore goes to the same node, and
-// so does a retry WithTimeoutsOnNextHost would send to the next host. Statements the
-// Policy does not hedge see inner's iterator unchanged. nil inner is an error at
-// session creation in gocql; HedgingHosts(nil) returns nil.
+// It picks hosts exactly as inner does, except for executions the Policy hedges: a
+// first execution's iterator, once inner has no further host, hands out hosts it
+// already gave that are still up, within a bound (so that a retry WithTimeoutsOnNextHost
+// finds one on a single node); a hedge's gives the hosts inner would that none of the
+// execution's requests was given, then those given that are up. On a single node a
+// hedge therefore goes to the same node. Statements the Policy does not hedge see
+// inner's iterator unchanged. nil inner is an error at session creation in gocql;
+// HedgingHosts(nil) returns nil.
 func HedgingHosts(inner gocql.HostSelectionPolicy) gocql.HostSelectionPolicy {
 	if inner == nil {
 		return nil
@@ -392,8 +477,9 @@ func (p hedgingHosts) AddHosts(hosts []*gocql.HostInfo) {
 	}
 }
 
-// Pick is the wrapped policy's iterator; for a hedged execution it does not run dry
-// while a host it gave is up.
+// Pick is the wrapped policy's iterator; for the first execution of a statement the
+// Policy hedges, it does not run dry while a host it gave is up, and for a hedge it
+// gives first the hosts the execution's earlier requests were not given.
 func (p hedgingHosts) Pick(q gocql.ExecutableQuery) gocql.NextHost {
 	next := p.HostSelectionPolicy.Pick(q)
 	if q == nil {
@@ -403,40 +489,37 @@ func (p hedgingHosts) Pick(q gocql.ExecutableQuery) gocql.NextHost {
 	if ctx == nil {
 		return next
 	}
+	if x, _ := ctx.Value(hedgeOfKey{}).(*hedgeExec); x != nil {
+		return hedgeHosts(next, maxRetries, x)
+	}
 	x, _ := ctx.Value(hedgeKey{}).(*hedgeExec)
 	if x == nil {
 		return next
 	}
 	x.picked.Store(true)
-	return hedgeIterator(next, x.h.cfg.inFlight-1+maxRetries, x)
+	return hedgeIterator(next, maxRetries, x)
 }
 
-// maxRetries bounds the re-used hosts a hedged execution's own retries may take.
-// Executions share their attempts, so the Policy's max attempts would be exact; the
-// iterator cannot see the Policy, and more than this many retries on the next host is
-// not a configuration anybody needs.
+// maxRetries bounds the re-used hosts an execution's own retries may take (a retry
+// WithTimeoutsOnNextHost asks for the next host; on a single node it is the same one).
+// The iterator cannot see the Policy's max attempts; more than this many retries on
+// the next host is not a configuration anybody needs.
 const maxRetries = 16
 
 // hedgeIterator is next, then up to extra hosts next gave, again, in the order given;
-// nil once next is done and no given host is up or extra is spent. gocql serialises
-// calls when it speculates. Each host it hands out times its request for x (nil: not
-// timed): gocql takes a host just before it sends, and marks it with the result.
+// nil once next is done and no given host is up or extra is spent. gocql calls it from
+// the one goroutine that runs the execution. Each host it hands out is recorded in x
+// and times its request for x (nil: neither): gocql takes a host just before it sends,
+// and marks it with the result.
 func hedgeIterator(next gocql.NextHost, extra int, x *hedgeExec) gocql.NextHost {
 	var given []gocql.SelectedHost
 	done := false
-	i, handed := 0, int32(0)
-	timed := func(h gocql.SelectedHost) gocql.SelectedHost {
-		if x == nil {
-			return h
-		}
-		handed++
-		return &timedHost{SelectedHost: h, x: x, at: time.Now(), idx: handed - 1}
-	}
+	i := 0
 	return func() gocql.SelectedHost {
 		if !done {
 			if h := next(); h != nil {
 				given = append(given, h)
-				return timed(h)
+				return timed(h, x)
 			}
 			done = true
 		}
@@ -445,11 +528,52 @@ func hedgeIterator(next gocql.NextHost, extra int, x *hedgeExec) gocql.NextHost 
 			i++
 			if info := h.Info(); info != nil && info.IsUp() {
 				extra--
-				return timed(h)
+				return timed(h, x)
 			}
 		}
 		return nil
 	}
+}
+
+// hedgeHosts is a hedge's iterator: next's hosts that none of x's requests was given
+// yet, then the up hosts they were given (the same coordinator again, on a single
+// node), at most extra+1 of those.
+func hedgeHosts(next gocql.NextHost, extra int, x *hedgeExec) gocql.NextHost {
+	var again []gocql.SelectedHost
+	done := false
+	i := 0
+	return func() gocql.SelectedHost {
+		for !done {
+			h := next()
+			if h == nil {
+				done = true
+				again = x.givenHosts()
+				break
+			}
+			if !x.wasGiven(h.Info()) {
+				return timed(h, x)
+			}
+		}
+		for tries := 0; extra >= 0 && tries < len(again); tries++ {
+			h := again[i%len(again)]
+			i++
+			if info := h.Info(); info != nil && info.IsUp() {
+				extra--
+				return timed(h, x)
+			}
+		}
+		return nil
+	}
+}
+
+// timed records h as given to a request of x and wraps it to time that request; h
+// itself when x is nil.
+func timed(h gocql.SelectedHost, x *hedgeExec) gocql.SelectedHost {
+	if x == nil {
+		return h
+	}
+	x.give(h)
+	return &timedHost{SelectedHost: h, x: x, at: time.Now()}
 }
 
 // timedHost is a host given to one request of a hedged execution, with when.
@@ -457,7 +581,6 @@ type timedHost struct {
 	gocql.SelectedHost
 	x      *hedgeExec
 	at     time.Time
-	idx    int32       // its place in the hand-outs of the execution, from 0
 	failed atomic.Bool // marked with an error: a later answer on it is a retry, not timed
 }
 
@@ -475,8 +598,6 @@ func (t *timedHost) Mark(err error) {
 	case err != nil:
 		t.failed.Store(true)
 	case !t.failed.Load():
-		if t.x.answerNs.CompareAndSwap(0, int64(time.Since(t.at))+1) {
-			t.x.answerIdx.Store(t.idx)
-		}
+		t.x.answerNs.CompareAndSwap(0, int64(time.Since(t.at))+1)
 	}
 }

@@ -75,9 +75,9 @@ func budgetRun(t *testing.T, srv *rvServer, on *atomic.Bool, p *Policy, n, worke
 
 // TestHedgeBudgetStopsLosingHedges: every request answers in 20 ms, the hedge delay is
 // 5 ms, so every hedge is sent and every one loses (the first answers first): hedging
-// only adds load. 400 executions, 8 at a time: with the default budget (0.05 lost
-// hedges per execution, 10 to start with) at most 10 + 0.05×400 + 8 (executions that
-// started while the budget held one) = 38 hedges are sent — not 400.
+// only adds load. 1000 executions, 8 at a time, two hedges each allowed: with the
+// default budget (0.05 lost hedges per execution, 50 to start with) at most
+// 50 + 0.05×1000 = 100 hedges are sent — not 2000.
 func TestHedgeBudgetStopsLosingHedges(t *testing.T) {
 	var on atomic.Bool
 	srv := startRV(t, func(int64) (time.Duration, bool) {
@@ -89,15 +89,15 @@ func TestHedgeBudgetStopsLosingHedges(t *testing.T) {
 	tracer := &wonTracer{}
 	p := NewPolicy(WithHedging(HedgeDelayBounds(5*time.Millisecond, 5*time.Millisecond)), WithTracer(tracer),
 		WithSchema(mapSchema{}))
-	const n = 400
+	const n = 1000
 	requests, _ := budgetRun(t, srv, &on, p, n, 8)
 	hedges := requests - n
 	t.Logf("%d executions: %d requests, %d hedges; heard %d sent, %d won", n, requests, hedges, tracer.sent.Load(), tracer.won.Load())
-	if hedges > 38 {
-		t.Errorf("%d hedges sent, every one lost: want at most 38 (budget 10 + 0.05 × %d + 8 in flight)", hedges, n)
+	if hedges > 100 {
+		t.Errorf("%d hedges sent, every one lost: want at most 100 (budget 50 + 0.05 × %d)", hedges, n)
 	}
-	if hedges < 10 {
-		t.Errorf("%d hedges sent: the budget starts with 10", hedges)
+	if hedges < 50 {
+		t.Errorf("%d hedges sent: the budget starts with 50", hedges)
 	}
 	if w := tracer.won.Load(); w != 0 {
 		t.Errorf("%d executions heard as won by a hedge; every first request answered first", w)
@@ -106,9 +106,9 @@ func TestHedgeBudgetStopsLosingHedges(t *testing.T) {
 
 // TestHedgeBudgetSparesWinningHedges: every fifth request's response is lost, the others
 // answer in 1 ms; executions one at a time, so a lost first request's hedge is the next
-// request and answers. Each such hedge wins and costs the budget nothing: all 60 lost
-// responses of 300 executions are hedged (a budget charged for every hedge would be
-// spent after 10 + 0.05 × 300 = 25, and the rest would wait for the 2 s client timeout).
+// request and answers. Each such hedge wins and costs the budget nothing: all 120 lost
+// responses of 600 executions are hedged (a budget charged for every hedge would be
+// spent after 50 + 0.05 × 600 = 80, and the rest would wait for the 2 s client timeout).
 func TestHedgeBudgetSparesWinningHedges(t *testing.T) {
 	var on atomic.Bool
 	srv := startRV(t, func(n int64) (time.Duration, bool) {
@@ -117,14 +117,14 @@ func TestHedgeBudgetSparesWinningHedges(t *testing.T) {
 	tracer := &wonTracer{}
 	p := NewPolicy(WithHedging(HedgeDelayBounds(5*time.Millisecond, 5*time.Millisecond)), WithTracer(tracer),
 		WithSchema(mapSchema{}))
-	const n = 300
+	const n = 600
 	requests, longest := budgetRun(t, srv, &on, p, n, 1)
 	t.Logf("%d executions: %d requests; heard %d hedged, %d won; longest execution %v; budget left %.2f hedges",
 		n, requests, tracer.execs.Load(), tracer.won.Load(), longest, float64(p.cfg.hedge.tokens.Load())/hedgeToken)
 	if longest > 500*time.Millisecond {
 		t.Errorf("an execution took %v: a lost response was not hedged (budget spent by winning hedges?)", longest)
 	}
-	if w := tracer.won.Load(); w < 50 {
+	if w := tracer.won.Load(); w < 100 {
 		t.Errorf("%d executions heard as won by a hedge, want the ~%d whose first response was lost", w, requests/5)
 	}
 }

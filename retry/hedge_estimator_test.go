@@ -37,10 +37,9 @@ func simulateHedged(t *testing.T, h *hedger, n int, lat func() time.Duration) (f
 	host := &gocql.HostInfo{}
 	for i := 0; i < n; i++ {
 		_, tr, spec := h.begin(context.Background(), nopTrace{}, true)
-		x := spec.(*hedgeExec)
+		x := spec
 		x.picked.Store(true)
-		x.Attempts()
-		d := x.Delay()
+		d := x.h.delay()
 		next := hedgeIterator(fakeHosts{hosts: []*gocql.HostInfo{host}}.Pick(nil), x.h.cfg.inFlight-1+maxRetries, x)
 		l1, l2 := lat(), lat()
 		first := next().(*timedHost)
@@ -139,9 +138,8 @@ func TestHedgeEstimatorHedgeRateAtDefaultPercentile(t *testing.T) {
 func TestHedgeEstimatorSameHostRetryInflatesSample(t *testing.T) {
 	h, _ := newHedger([]HedgeOption{HedgeDelayBounds(time.Microsecond, time.Second)})
 	_, tr, spec := h.begin(context.Background(), nopTrace{}, true)
-	x := spec.(*hedgeExec)
+	x := spec
 	x.picked.Store(true)
-	x.Delay()
 	next := hedgeIterator(fakeHosts{hosts: []*gocql.HostInfo{{}}}.Pick(nil), 1+maxRetries, x)
 	sh := next()
 	sh.Mark(errors.New("unavailable")) // attempt 1 fails at once
@@ -168,9 +166,8 @@ func TestHedgeEstimatorUnhedgedStatementsSetDelay(t *testing.T) {
 			continue
 		}
 		_, tr, spec := h.begin(context.Background(), nopTrace{}, true)
-		x := spec.(*hedgeExec)
+		x := spec
 		x.picked.Store(true)
-		x.Delay()
 		next := hedgeIterator(fakeHosts{hosts: []*gocql.HostInfo{{}}}.Pick(nil), 1, x)
 		sh := next().(*timedHost)
 		sh.at = time.Now().Add(-time.Millisecond) // hedgeable writes answer in 1 ms
@@ -426,7 +423,7 @@ func TestHedgeEstimatorRealGocqlTiming(t *testing.T) {
 				})
 				sess := rvSession(t, srv)
 				tracer := &rvTracer{}
-				p := NewPolicy(WithHedging(HedgeDelayBounds(delay, delay)), WithTracer(tracer),
+				p := NewPolicy(WithHedging(HedgeDelayBounds(delay, delay), HedgeMaxInFlight(2)), WithTracer(tracer),
 					WithSchema(mapSchema{}))
 				run := func(i int) error {
 					if batch {

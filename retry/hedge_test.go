@@ -110,8 +110,8 @@ func (f fakeHosts) Pick(gocql.ExecutableQuery) gocql.NextHost {
 }
 
 // TestHedgeOnlyRepeatablePinned: only statements the Policy judges repeatable and
-// pins get a speculative execution policy, and only one picked through HedgingHosts
-// asks gocql for a hedge.
+// pins are run to be hedged, only one picked through HedgingHosts is hedged, and gocql's
+// own speculative executions are never used.
 func TestHedgeOnlyRepeatablePinned(t *testing.T) {
 	p := NewPolicy(WithHedging(), WithSchema(mapSchema{"c.n": ColumnCounter, "l.l": ColumnList}))
 	hosts := HedgingHosts(fakeHosts{hosts: []*gocql.HostInfo{{}, {}}})
@@ -144,31 +144,31 @@ func TestHedgeOnlyRepeatablePinned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := "*gocql.NonSpeculativeExecution"
-		if tc.hedged {
-			want = "*retry.hedgeExec"
+		if got := specOf(pq.query); got != "*gocql.NonSpeculativeExecution" {
+			t.Errorf("%s: gocql speculative policy %s, want none", tc.stmt, got)
 		}
-		if got := specOf(pq.query); got != want {
-			t.Errorf("%s: speculative policy %s, want %s", tc.stmt, got, want)
+		if (pq.hedge != nil) != tc.hedged {
+			t.Errorf("%s: run to be hedged %v, want %v", tc.stmt, pq.hedge != nil, tc.hedged)
 		}
 		hosts.Pick(pq.query)
 		x, _ := pq.query.Context().Value(hedgeKey{}).(*hedgeExec)
 		if (x != nil) != tc.hedged {
 			t.Errorf("%s: marked for hedging %v, want %v", tc.stmt, x != nil, tc.hedged)
 		}
-		if x != nil && x.Attempts() != 1 {
-			t.Errorf("%s: %d hedges after HedgingHosts picked, want 1", tc.stmt, x.Attempts())
+		if x != nil && !x.picked.Load() {
+			t.Errorf("%s: not seen as picked through HedgingHosts", tc.stmt)
 		}
 	}
 
-	// Not picked through HedgingHosts (a session without it): no hedge.
+	// Not picked through HedgingHosts (a session without it): the timer finds it so and
+	// sends nothing.
 	pq, err := p.pin(context.Background(), s.Query(`INSERT INTO ks.t (id, v) VALUES (?, ?)`, 1, 2), execConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	x := pq.query.Context().Value(hedgeKey{}).(*hedgeExec)
-	if n := x.Attempts(); n != 0 {
-		t.Errorf("%d hedges without HedgingHosts, want 0", n)
+	if x.picked.Load() {
+		t.Errorf("picked without HedgingHosts")
 	}
 
 	// Without WithHedging nothing changes.
@@ -176,8 +176,8 @@ func TestHedgeOnlyRepeatablePinned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := specOf(pq.query); got != "*gocql.NonSpeculativeExecution" {
-		t.Errorf("no hedging configured: speculative policy %s", got)
+	if got := specOf(pq.query); got != "*gocql.NonSpeculativeExecution" || pq.hedge != nil {
+		t.Errorf("no hedging configured: speculative policy %s, hedged %v", got, pq.hedge != nil)
 	}
 }
 
@@ -202,15 +202,14 @@ func TestHedgeBatches(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := "*gocql.NonSpeculativeExecution"
-		if tc.hedged {
-			want = "*retry.hedgeExec"
+		if got := specOf(pb.batch); got != "*gocql.NonSpeculativeExecution" {
+			t.Errorf("%v: gocql speculative policy %s, want none", tc.stmts, got)
 		}
-		if got := specOf(pb.batch); got != want {
-			t.Errorf("%v: speculative policy %s, want %s", tc.stmts, got, want)
+		if (pb.hedge != nil) != tc.hedged {
+			t.Errorf("%v: run to be hedged %v, want %v", tc.stmts, pb.hedge != nil, tc.hedged)
 		}
 		if pb.batch.IsIdempotent() != tc.hedged {
-			t.Errorf("%v: batch idempotent %v, want %v (gocql speculates only idempotent batches)", tc.stmts, pb.batch.IsIdempotent(), tc.hedged)
+			t.Errorf("%v: batch idempotent %v, want %v", tc.stmts, pb.batch.IsIdempotent(), tc.hedged)
 		}
 	}
 }
@@ -258,9 +257,8 @@ func TestHedgeIteratorNeverRunsDry(t *testing.T) {
 func TestHedgeRecordsLatency(t *testing.T) {
 	h, _ := newHedger([]HedgeOption{HedgeDelayBounds(time.Microsecond, time.Second)})
 	_, tr, spec := h.begin(context.Background(), nopTrace{}, true)
-	x := spec.(*hedgeExec)
+	x := spec
 	x.picked.Store(true)
-	x.Delay()
 	x.start = time.Now().Add(-2 * time.Second) // the execution took 2 s …
 	next := hedgeIterator(fakeHosts{hosts: []*gocql.HostInfo{{}}}.Pick(nil), 1, x)
 	first, hedge := next(), next()
@@ -287,55 +285,42 @@ type hedgeTrace struct {
 func (t *hedgeTrace) Attempt(Event)  { t.calls = append(t.calls, "attempt") }
 func (t *hedgeTrace) End(error, int) { t.calls = append(t.calls, "end") }
 func (t *hedgeTrace) Hedged(h Hedges) {
-	t.calls = append(t.calls, fmt.Sprintf("hedged %d", h.Sent))
 	t.hs = h
+	t.calls = append(t.calls, fmt.Sprintf("hedged %d", h.Sent))
 }
 
 // TestHedgeTraceHearsHedges: a Trace that implements HedgeTrace hears, once and before
-// End, how many hedges gocql's ticker sent — one per delay elapsed since gocql asked for
-// the delay, up to HedgeMaxInFlight − 1 — and nothing when none was: answered within
-// the delay, not picked through HedgingHosts, gocql never asked for a delay, or not
-// offered for hedging at all.
+// End, the hedges the execution sent, its delay and start, and whether one won; nothing
+// when none was sent or the execution was not offered for hedging.
 func TestHedgeTraceHearsHedges(t *testing.T) {
 	const delay = 20 * time.Millisecond
 	cases := []struct {
 		name       string
-		inFlight   int
 		repeatable bool
-		picked     bool
-		asked      bool    // gocql called Delay (it does when Attempts > 0)
-		elapsed    float64 // delays between gocql asking and the end
-		err        error   // what the execution ended with
-		want       int     // hedges heard; 0: Hedged not called
+		sent       int
+		won        bool
+		err        error // what the execution ended with
+		want       int   // hedges heard; 0: Hedged not called
 	}{
-		{name: "one delay and a half: one hedge", inFlight: 2, repeatable: true, picked: true, asked: true, elapsed: 1.5, want: 1},
-		{name: "three delays and a half, at most one hedge", inFlight: 2, repeatable: true, picked: true, asked: true, elapsed: 3.5, want: 1},
-		{name: "two delays and a half, up to three hedges: two", inFlight: 4, repeatable: true, picked: true, asked: true, elapsed: 2.5, want: 2},
-		{name: "failed after a hedge: still heard", inFlight: 2, repeatable: true, picked: true, asked: true, elapsed: 1.5, err: errors.New("x"), want: 1},
-		{name: "answered within the delay", inFlight: 2, repeatable: true, picked: true, asked: true, elapsed: 0.5},
-		{name: "not picked through HedgingHosts", inFlight: 2, repeatable: true, asked: true, elapsed: 1.5},
-		{name: "gocql never asked for the delay", inFlight: 2, repeatable: true, picked: true, elapsed: 1.5},
-		{name: "not repeatable: not offered", inFlight: 2, picked: true, asked: true, elapsed: 1.5},
+		{name: "one hedge, lost", repeatable: true, sent: 1, want: 1},
+		{name: "one hedge, won", repeatable: true, sent: 1, won: true, want: 1},
+		{name: "two hedges", repeatable: true, sent: 2, want: 2},
+		{name: "failed after a hedge: still heard, not won", repeatable: true, sent: 1, won: true, err: errors.New("x"), want: 1},
+		{name: "none sent", repeatable: true},
+		{name: "not repeatable: not offered", sent: 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			h, err := newHedger([]HedgeOption{HedgeMaxInFlight(tc.inFlight)})
+			h, err := newHedger([]HedgeOption{HedgeMaxInFlight(3)})
 			if err != nil {
 				t.Fatal(err)
 			}
-			h.delayNs.Store(int64(delay))
 			rec := &hedgeTrace{}
 			_, tr, _ := h.begin(context.Background(), rec, tc.repeatable)
 			x := tr.(*hedgeExec)
-			x.picked.Store(tc.picked)
-			if tc.asked { // gocql asks for the attempts, then (when > 0) for the delay
-				if x.Attempts() > 0 {
-					x.Delay()
-				}
-			}
-			before := time.Now()
-			elapsed := time.Duration(tc.elapsed * float64(delay))
-			x.start = x.start.Add(-elapsed) // as if gocql had asked elapsed ago
+			x.picked.Store(true)
+			armed := time.Now()
+			x.sent, x.won, x.delay, x.armed = tc.sent, tc.won, delay, armed
 			tr.End(tc.err, 1)
 			want := []string{"end"}
 			if tc.want > 0 {
@@ -347,23 +332,9 @@ func TestHedgeTraceHearsHedges(t *testing.T) {
 			if tc.want == 0 {
 				return
 			}
-			if rec.hs.Delay != delay {
-				t.Errorf("delay %v, want %v", rec.hs.Delay, delay)
-			}
-			// Start is when gocql asked, moved back with x.start: elapsed before now.
-			if ago := before.Sub(rec.hs.Start); ago < elapsed-delay/4 || ago > elapsed+delay/4 {
-				t.Errorf("hedges timed from %v before the end, want about %v", ago, elapsed)
+			if rec.hs.Delay != delay || !rec.hs.Start.Equal(armed) || rec.hs.Won != (tc.won && tc.err == nil) {
+				t.Errorf("heard %+v, want delay %v, start %v, won %v", rec.hs, delay, armed, tc.won && tc.err == nil)
 			}
 		})
 	}
-
-	// A Trace without HedgeTrace just ends.
-	h, _ := newHedger(nil)
-	_, tr, _ := h.begin(context.Background(), nopTrace{}, true)
-	x := tr.(*hedgeExec)
-	x.picked.Store(true)
-	x.Attempts()
-	x.Delay()
-	x.start = x.start.Add(-time.Second)
-	tr.End(nil, 1)
 }

@@ -80,10 +80,11 @@ func (e execPolicy) GetRetryType(err error) gocql.RetryType {
 // verdict and timestamp.
 type pinned struct {
 	query     *gocql.Query
-	values    []any // taken before executing: gocql's speculative goroutines share the query
+	values    []any // taken before executing: hedges share the query's values
 	verdict   Verdict
 	timestamp int64 // 0 for reads: nothing to pin
 	state     *execState
+	hedge     *hedgeExec // nil: not hedged
 }
 
 // pinnedBatch is one execution of a batch, prepared by pinBatch.
@@ -92,6 +93,22 @@ type pinnedBatch struct {
 	verdict   Verdict
 	timestamp int64
 	state     *execState
+	hedge     *hedgeExec
+}
+
+// hedgeFailed notes how the last hedge of a failed execution failed (nil: none was
+// sent, or the execution succeeded): when that may have applied the write, so may the
+// execution have, whatever the first execution's error says.
+func (st *execState) hedgeFailed(err error) {
+	if err == nil {
+		return
+	}
+	if c := ClassifyError(err); c.MayHaveApplied() || c == ClassCanceled ||
+		nothingApplied(err) && !provesNothingApplied(err, st.verdict) {
+		st.mu.Lock()
+		st.mayHaveApplied = true
+		st.mu.Unlock()
+	}
 }
 
 // schemaFor is the Policy's schema, else s's.
@@ -103,7 +120,7 @@ func (p *Policy) schemaFor(s *gocql.Session) Schema {
 }
 
 // pin prepares one execution of q for safe retries: a copy of q that carries a write
-// timestamp drawn once (or ts), so every attempt, speculative execution and re-prepare
+// timestamp drawn once (or ts), so every attempt, hedge and re-prepare
 // sends the same one — gocql otherwise stamps each attempt anew and a late retry can
 // overwrite newer data —, that is marked idempotent exactly when this execution is
 // repeatable (its text, schema and bound values), and that retries through a policy of
@@ -131,22 +148,19 @@ func (p *Policy) pin(ctx context.Context, q *gocql.Query, c execConfig) (pinned,
 	}
 	ctx, tr := p.begin(ctx, Execution{Operation: op, Keyspace: q.Keyspace(), Statement: stmt,
 		Timestamp: ts, Idempotent: v.Idempotent, Reasons: v.Reasons})
-	ctx, tr, spec := p.cfg.hedge.begin(ctx, tr, v.Idempotent && ts != 0) // hedge only the repeatable and pinned
+	ctx, tr, hx := p.cfg.hedge.begin(ctx, tr, v.Idempotent && ts != 0) // hedge only the repeatable and pinned
 	st := &execState{ctx: ctx, statement: stmt, verdict: v, trace: tr}
 	out := q.WithContext(ctx)
 	out.Idempotent(v.Idempotent).RetryPolicy(execPolicy{p: p, st: st})
-	// Speculative executions only when hedging: gocql lets a speculative attempt that
-	// finds no host answer ErrNoConnections while the real attempt is in flight, which
-	// would read as "nothing applied"; the session's own policy is not used.
-	if spec != nil {
-		out.SetSpeculativeExecutionPolicy(spec)
-	} else {
-		out.SetSpeculativeExecutionPolicy(&gocql.NonSpeculativeExecution{})
-	}
+	// Never gocql's speculative executions: one that finds no host answers
+	// ErrNoConnections while the real attempt is in flight, which would read as
+	// "nothing applied"; the session's own policy is not used. The Policy hedges itself
+	// (hedgeExec.run).
+	out.SetSpeculativeExecutionPolicy(&gocql.NonSpeculativeExecution{})
 	if ts != 0 {
 		out.WithTimestamp(ts)
 	}
-	return pinned{query: out, values: values, verdict: v, timestamp: ts, state: st}, nil
+	return pinned{query: out, values: values, verdict: v, timestamp: ts, state: st, hedge: hx}, nil
 }
 
 // batchVerdict judges a batch: idempotent iff every entry is (with its values) and it is
@@ -203,23 +217,19 @@ func (p *Policy) pinBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch,
 	}
 	ctx, tr := p.begin(ctx, Execution{Operation: op, Keyspace: b.Keyspace(), Statement: texts.String(), Batch: true,
 		Timestamp: ts, Idempotent: v.Idempotent, Reasons: v.Reasons})
-	ctx, tr, spec := p.cfg.hedge.begin(ctx, tr, v.Idempotent) // a batch is always pinned
+	ctx, tr, hx := p.cfg.hedge.begin(ctx, tr, v.Idempotent) // a batch is always pinned
 	st := &execState{ctx: ctx, statement: fmt.Sprintf("BATCH(%d)", len(b.Entries)), verdict: v, trace: tr}
 	out := b.WithContext(ctx)
-	// The entries are shared with the caller's batch; copy before marking them. gocql
-	// speculates a batch only when every entry is marked idempotent.
+	// The entries are shared with the caller's batch; copy before marking them (gocql
+	// treats a batch as idempotent only when every entry is marked).
 	out.Entries = append([]gocql.BatchEntry(nil), b.Entries...)
 	for i := range out.Entries {
 		out.Entries[i].Idempotent = v.Idempotent
 	}
 	out.RetryPolicy(execPolicy{p: p, st: st})
 	out.WithTimestamp(ts)
-	if spec != nil {
-		out.SpeculativeExecutionPolicy(spec)
-	} else {
-		out.SpeculativeExecutionPolicy(&gocql.NonSpeculativeExecution{}) // see pin
-	}
-	return pinnedBatch{batch: out, verdict: v, timestamp: ts, state: st}, nil
+	out.SpeculativeExecutionPolicy(&gocql.NonSpeculativeExecution{}) // see pin
+	return pinnedBatch{batch: out, verdict: v, timestamp: ts, state: st, hedge: hx}, nil
 }
 
 // Exec executes q with safe retries: one write timestamp pinned before the first attempt
@@ -255,8 +265,8 @@ func (p *Policy) execPinned(pq pinned) error {
 		pq.state.trace.End(err, 0)
 		return err // nothing sent
 	}
-	err := pq.query.Exec()
-	returned(pq.state.trace)
+	err, herr := pq.hedge.run(pq.query.Exec, func(ctx context.Context) error { return pq.query.WithContext(ctx).Exec() })
+	pq.state.hedgeFailed(herr)
 	if err != nil {
 		stmt := Statement{CQL: pq.state.statement, Values: pq.values}
 		err = p.outcome(err, pq.verdict, pq.timestamp, pq.state, false, gocql.UnloggedBatch, []Statement{stmt})
@@ -309,8 +319,9 @@ func (p *Policy) execPinnedBatch(s *gocql.Session, pb pinnedBatch) error {
 		pb.state.trace.End(err, 0)
 		return err // nothing sent
 	}
-	err := s.ExecuteBatch(pb.batch)
-	returned(pb.state.trace)
+	err, herr := pb.hedge.run(func() error { return s.ExecuteBatch(pb.batch) },
+		func(ctx context.Context) error { return s.ExecuteBatch(pb.batch.WithContext(ctx)) })
+	pb.state.hedgeFailed(herr)
 	if err != nil {
 		stmts := make([]Statement, len(pb.batch.Entries))
 		for i, e := range pb.batch.Entries {

@@ -41,21 +41,20 @@ type HedgeTrace interface {
 
 // Hedges describes the hedges of one execution (HedgeTrace).
 type Hedges struct {
-	// Sent is the number of hedges sent: gocql sends hedge k at Start + k×Delay unless
-	// an answer came first, up to HedgeMaxInFlight − 1 of them; Sent is counted from
-	// the time the execution ended.
+	// Sent is the number of hedges sent: hedge k at Start + k×Delay unless an answer
+	// came first, up to HedgeMaxInFlight − 1 of them, each while the budget held one
+	// (HedgeBudget).
 	Sent int
 	// Delay is the hedge delay the execution ran with.
 	Delay time.Duration
-	// Start is when gocql started timing the hedges, just after it launched the first
-	// execution. No hedge starts before Start + Delay: an attempt (gocql.ObservedQuery
-	// Start) that started earlier belongs to the first execution; one that started
-	// later is a hedge's or a retry's (or, on a machine too busy to run the first
-	// execution's goroutine for a whole Delay, the first one's).
+	// Start is when the Policy set the hedge timer, just before the first execution
+	// asked gocql for its host. No hedge starts before Start + Delay: an attempt
+	// (gocql.ObservedQuery Start) that started earlier belongs to the first execution;
+	// one that started later is a hedge's or a retry's.
 	Start time.Time
-	// Won says the execution succeeded with the answer of a request other than the
-	// first execution's first: a hedge's (or, with WithTimeoutsOnNextHost, a retry's on
-	// the next host). A hedge that did not win was wasted: the first answered first.
+	// Won says a hedge answered first, with success: the first execution was cancelled
+	// and the hedge's answer is the execution's. A hedge that did not win was wasted:
+	// the first answered first (or the execution failed).
 	Won bool
 }
 
