@@ -67,14 +67,13 @@
 // Refusal reasons are a fixed set: context_done, not_retryable, batch_logged,
 // not_idempotent, attempts_exhausted, and not_a_step (retry.Do).
 //
-// Hedges are counted from the hedge delay: gocql sends hedge k k delays after the
-// first execution while no answer has come (retry.Hedges). Of a hedged execution,
-// cqlsafe.attempts counts the failed attempts and the one that answered, a hedge's
-// or not, but not those still in flight when it ended. A hedge won when the
-// execution succeeded, no attempt failed, and the successful attempt the observers
-// saw started at or after the first hedge was due, which the first execution's does
-// only if its goroutine waited a whole delay to run. Without the observers,
-// hedges.won stays 0.
+// Hedges are counted by the Policy as it sends them (retry.Hedges): hedge k k delays
+// after the first execution while no answer has come, while the hedge budget holds
+// one. Of a hedged execution, cqlsafe.attempts counts the failed attempts and the one
+// that answered, a hedge's or not, but not those still in flight when it ended. A
+// hedge won when the execution succeeded with a hedge's answer, the first execution
+// still in flight (retry.Hedges.Won); its attempt event, when the observers saw it,
+// is marked.
 //
 // cqlsafe.attempts is an asynchronous (observable) counter fed by one atomic count
 // per attribute set, read at each collection: every execution adds to it, and an

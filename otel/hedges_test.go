@@ -18,11 +18,10 @@ import (
 )
 
 // TestOtelHedges drives the hooks as a hedging Policy and gocql's observer do, without
-// Cassandra: the Policy says how many hedges were sent (retry.HedgeTrace) before the
-// end, the observer says when each attempt started. A hedge won when the execution
-// succeeded with no failed attempt and the success started at or after the first
-// hedge was due; then its attempt event is marked. Sampled or not, the metrics are
-// the same.
+// Cassandra: the Policy says how many hedges were sent and whether one won
+// (retry.HedgeTrace) before the end, the observer reports each attempt. A hedge won
+// when the Policy says so and the execution succeeded; then the successful attempt's
+// event is marked. Sampled or not, the metrics are the same.
 func TestOtelHedges(t *testing.T) {
 	const (
 		stmt  = "INSERT INTO kv (id, v) VALUES (?, ?)"
@@ -43,7 +42,7 @@ func TestOtelHedges(t *testing.T) {
 			run: func(tr retry.Trace, observe func(time.Duration, error), timed time.Time) {
 				observe(delay+time.Millisecond, nil) // the hedge answers
 				observe(0, context.Canceled)         // the first, cancelled, seen before the end
-				tr.(retry.HedgeTrace).Hedged(retry.Hedges{Sent: 1, Delay: delay, Start: timed})
+				tr.(retry.HedgeTrace).Hedged(retry.Hedges{Sent: 1, Delay: delay, Start: timed, Won: true})
 				tr.End(nil, 1)
 			}},
 		{name: "first execution won after a hedge was sent", sent: 1, events: []string{"ok"},

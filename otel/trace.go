@@ -24,8 +24,8 @@ import (
 // which saves a context.WithValue on every execution.
 //
 // Hedges (retry.WithHedging) reach the observers like attempts; the Policy tells how
-// many were sent (Hedged, retry.HedgeTrace), and the start of the successful attempt
-// tells whether one of them won.
+// many were sent and whether one won (Hedged, retry.HedgeTrace); the successful
+// attempt the observers saw is then marked as the hedge's.
 type opTrace struct {
 	context.Context
 	in        *Instrumentation
@@ -85,9 +85,8 @@ type observed struct {
 func (t *opTrace) observe(o observed) {
 	var at int64
 	if o.err == nil {
-		// Whether a hedge won is told at the end by when the success started. Of two
-		// successes (a hedge and the first execution both answered), the first seen is
-		// the one gocql returns but for a race of microseconds.
+		// The first success seen is the one whose event is marked as the winning
+		// hedge's when the Policy says a hedge won.
 		at = max(int64(o.start.Sub(t.start)), 0) + 1
 		t.okAt.CompareAndSwap(0, at)
 	}
@@ -209,16 +208,10 @@ func (t *opTrace) Hedged(h retry.Hedges) {
 	t.mu.Unlock()
 }
 
-// hedgeWonLocked says whether a hedge answered the execution: it succeeded, no attempt
-// failed (else a retry of the first execution could have started as late as a hedge),
-// and the successful attempt started after the first hedge was due. t.mu held.
+// hedgeWonLocked says whether a hedge answered the execution: it succeeded and the
+// Policy says a hedge answered first (retry.Hedges.Won). t.mu held.
 func (t *opTrace) hedgeWonLocked(err error) bool {
-	h := t.hedges
-	if h == nil || err != nil || t.failed > 0 {
-		return false
-	}
-	at := t.okAt.Load()
-	return at != 0 && !t.start.Add(time.Duration(at-1)).Before(h.Start.Add(h.Delay))
+	return t.hedges != nil && err == nil && t.hedges.Won
 }
 
 // End closes the span and records the execution's metrics (retry.Trace).
