@@ -112,7 +112,8 @@ func HedgeMaxInFlight(n int) HedgeOption {
 // first anyway — to ratio of the executions offered for hedging, over time: 0 < ratio ≤ 1
 // (default 0.05). Each such execution adds ratio to a budget holding at most 50 (it
 // starts full); each hedge takes 1 when sent, and is sent only if the budget holds 1; a
-// hedge that wins gives its 1 back. A hedge that answers first (the response to the first was lost, its coordinator
+// hedge that wins gives its 1 back. While it is below half full, executions wait twice
+// the delay before their first hedge. A hedge that answers first (the response to the first was lost, its coordinator
 // stalled) costs nothing: hedging goes on at full rate through lost responses and a
 // paused node. What the budget stops is hedging as load: when every request slows at
 // once (an overloaded cluster, a burst the delay has not caught up with), the hedges
@@ -180,6 +181,19 @@ type hedger struct {
 
 // delay is the current hedge delay.
 func (h *hedger) delay() time.Duration { return time.Duration(h.delayNs.Load()) }
+
+// runDelay is the delay an execution starting now waits before its first hedge: the
+// delay, doubled while the budget is below half full. Hedges that lose are those sent
+// to requests that were only slow; waiting longer lets more of those answer first and
+// spares the budget for requests that will not answer at all (a lost response waits a
+// little longer; with an empty budget it would wait for the client timeout).
+func (h *hedger) runDelay() time.Duration {
+	d := h.delay()
+	if h.tokens.Load() < hedgeBurst/2 {
+		d = min(2*d, h.cfg.ceiling)
+	}
+	return d
+}
 
 // record adds one request latency.
 func (h *hedger) record(d time.Duration) {
@@ -312,7 +326,7 @@ func (x *hedgeExec) run(first func() error, again func(context.Context) error) (
 	defer x.cancelFirst()
 	x.mu.Lock()
 	x.again = again
-	x.delay = x.h.delay()
+	x.delay = x.h.runDelay()
 	x.armed = time.Now()
 	x.timer = time.AfterFunc(x.delay, x.fire)
 	x.mu.Unlock()

@@ -144,3 +144,24 @@ func TestHedgeBudgetOption(t *testing.T) {
 		t.Errorf("refill %d, tokens %d; want 200, %d", h.refill, h.tokens.Load(), hedgeBurst)
 	}
 }
+
+// TestHedgeDelayDoubledOnLowBudget: below half a budget the delay an execution waits
+// is doubled, within the ceiling.
+func TestHedgeDelayDoubledOnLowBudget(t *testing.T) {
+	h, err := newHedger([]HedgeOption{HedgeDelayBounds(time.Millisecond, 30*time.Millisecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.delayNs.Store(int64(10 * time.Millisecond))
+	if d := h.runDelay(); d != 10*time.Millisecond {
+		t.Errorf("full budget: %v, want 10ms", d)
+	}
+	h.tokens.Store(hedgeBurst/2 - 1)
+	if d := h.runDelay(); d != 20*time.Millisecond {
+		t.Errorf("budget below half: %v, want 20ms", d)
+	}
+	h.delayNs.Store(int64(20 * time.Millisecond))
+	if d := h.runDelay(); d != 30*time.Millisecond {
+		t.Errorf("budget below half, doubled past the ceiling: %v, want 30ms", d)
+	}
+}
