@@ -3,6 +3,7 @@ package retry
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -54,8 +55,8 @@ const (
 	hedgeEvery    = 32
 	hedgeMinCount = 32 // executions seen before the delay leaves the ceiling
 	// hedgeBurst is how many lost hedges the budget holds when full (HedgeBudget), in
-	// thousandths (hedgeToken is one hedge).
-	hedgeToken = 1000
+	// millionths (hedgeToken is one hedge).
+	hedgeToken = 1_000_000
 	hedgeBurst = 50 * hedgeToken
 )
 
@@ -140,7 +141,7 @@ func newHedger(opts []HedgeOption) (*hedger, error) {
 			return nil, err
 		}
 	}
-	h := &hedger{cfg: c, refill: int64(c.budget * hedgeToken)}
+	h := &hedger{cfg: c, refill: max(int64(math.Round(c.budget*hedgeToken)), 1)}
 	h.delayNs.Store(int64(c.ceiling))
 	h.tokens.Store(hedgeBurst)
 	return h, nil
@@ -167,9 +168,10 @@ func newHedger(opts []HedgeOption) (*hedger, error) {
 type hedger struct {
 	cfg     hedgeConfig
 	delayNs atomic.Int64
-	// tokens is the budget of lost hedges (HedgeBudget), in thousandths of a hedge: at
+	// tokens is the budget of lost hedges (HedgeBudget), in millionths of a hedge: at
 	// most hedgeBurst; a hedge takes one when sent and gives it back when it wins; each
-	// execution offered for hedging adds refill at its end.
+	// execution offered for hedging adds refill at its end; a late charge (HedgeStreams)
+	// may take it down to −hedgeBurst.
 	tokens atomic.Int64
 	refill int64
 
@@ -219,16 +221,32 @@ func (h *hedger) take() bool {
 	}
 }
 
-// settle ends one execution offered for hedging: the budget gains the refill, and the
-// hedge back when one won (a hedge that answered first is not charged).
-func (h *hedger) settle(won bool) {
-	d := h.refill
+// settle ends one execution offered for hedging: the budget gains the refill, the
+// hedge back when one won (a hedge that answered first is not charged), and those of
+// hedges decided on but never sent.
+func (h *hedger) settle(won bool, unsent int) {
+	d := h.refill + int64(unsent)*hedgeToken
 	if won {
 		d += hedgeToken
 	}
 	for {
 		t := h.tokens.Load()
 		n := min(t+d, hedgeBurst)
+		if n == t || h.tokens.CompareAndSwap(t, n) {
+			return
+		}
+	}
+}
+
+// charge takes one hedge from the budget: a hedge that won only by overtaking a first
+// execution whose response came after all (HedgeStreams). The charge comes late —
+// hedges may have been sent meanwhile on the strength of the refund — so it may take
+// the budget below empty, down to minus a full budget; nothing is hedged until the
+// executions have paid it back.
+func (h *hedger) charge() {
+	for {
+		t := h.tokens.Load()
+		n := max(t-hedgeToken, -hedgeBurst)
 		if n == t || h.tokens.CompareAndSwap(t, n) {
 			return
 		}
@@ -276,6 +294,12 @@ type hedgeExec struct {
 	// answerNs is 1 + the latency of the first request that answered (HedgingHosts
 	// times each request); 0 until one did.
 	answerNs atomic.Int64
+	// overtaken: a hedge won, and the first execution's response came after all
+	// (HedgeStreams): charged to the budget once.
+	overtaken atomic.Bool
+	// handed counts the hedges that were given a host (gocql asks just before it
+	// sends): a hedge fire decided on but cancelled before that never left.
+	handed atomic.Int32
 
 	mu      sync.Mutex
 	given   []gocql.SelectedHost // hosts given to the execution's requests, in order
@@ -317,9 +341,10 @@ func (h *hedger) begin(ctx context.Context, tr Trace, repeatable bool) (context.
 // budget holds a hedge. The first answer wins: a hedge's success cancels the first
 // execution and is the result; the first's success cancels the hedges. When the first
 // fails, the hedges in flight are waited for: any success is the result, else the
-// first's error, with hedgeErr the last hedge's error (nil: none sent). A nil or
-// unhedged x just runs first.
-func (x *hedgeExec) run(first func() error, again func(context.Context) error) (err, hedgeErr error) {
+// first's error, with the hedges' errors (none: none sent). A nil or unhedged x just
+// runs first. Whatever is still in flight when the result is known is cancelled and
+// waited for.
+func (x *hedgeExec) run(first func() error, again func(context.Context) error) (err error, hedgeErrs []error) {
 	if x == nil || !x.hedged {
 		return first(), nil
 	}
@@ -336,28 +361,44 @@ func (x *hedgeExec) run(first func() error, again func(context.Context) error) (
 	x.mu.Lock()
 	x.done = true
 	x.timer.Stop()
-	won, n, cancels := x.won, x.sent, x.cancels
+	won, n := x.won, x.sent
 	x.mu.Unlock()
+	got := 0
+	if err != nil && !won {
+		for got < n { // the first failed: a hedge in flight may still succeed
+			e := <-x.results
+			got++
+			if e == nil {
+				x.mu.Lock()
+				x.won = true
+				x.mu.Unlock()
+				won = true
+				break
+			}
+			hedgeErrs = append(hedgeErrs, e)
+		}
+	}
+	// End what is still in flight, and wait for it: nothing of the execution runs
+	// once run has returned (no Attempt after End, no context left registered).
+	x.cancelFirst()
+	x.cancelHedges()
+	for ; got < n; got++ {
+		<-x.results
+	}
 	if err == nil || won {
-		for _, c := range cancels {
-			c()
-		}
 		return nil, nil
 	}
-	for i := 0; i < n; i++ { // the first failed: a hedge in flight may still succeed
-		if e := <-x.results; e != nil {
-			hedgeErr = e
-			continue
-		}
-		x.mu.Lock()
-		x.won = true
-		x.mu.Unlock()
-		for _, c := range cancels {
-			c()
-		}
-		return nil, nil
+	return err, hedgeErrs
+}
+
+// cancelHedges ends the hedges still in flight and releases their contexts.
+func (x *hedgeExec) cancelHedges() {
+	x.mu.Lock()
+	cancels := x.cancels
+	x.mu.Unlock()
+	for _, c := range cancels {
+		c()
 	}
-	return err, hedgeErr
 }
 
 // fire sends one hedge when it is due (the timer's goroutine runs it, and the hedge).
@@ -403,10 +444,11 @@ func (x *hedgeExec) End(err error, attempts int) {
 	var hs Hedges
 	if x.hedged {
 		x.mu.Lock()
-		hs = Hedges{Sent: x.sent, Delay: x.delay, Start: x.armed, Won: x.won && err == nil}
+		decided := x.sent
+		hs = Hedges{Sent: min(decided, int(x.handed.Load())), Delay: x.delay, Start: x.armed, Won: x.won && err == nil}
 		x.mu.Unlock()
 		if x.picked.Load() {
-			x.h.settle(hs.Won)
+			x.h.settle(hs.Won, decided-hs.Sent)
 		}
 	}
 	if ht, ok := x.inner.(HedgeTrace); ok && hs.Sent > 0 {
@@ -444,6 +486,52 @@ func (x *hedgeExec) givenHosts() []gocql.SelectedHost {
 // sameHost compares hosts by identity, else by host id.
 func sameHost(a, b *gocql.HostInfo) bool {
 	return a == b || a != nil && b != nil && a.HostID() != "" && a.HostID() == b.HostID()
+}
+
+// HedgeStreams is a gocql.StreamObserver for the session of a hedging Policy:
+//
+//	cluster.StreamObserver = retry.HedgeStreams()
+//
+// With it the budget (HedgeBudget) tells a hedge that rescued a write — the first
+// execution's response never came (lost, its coordinator paused past the client
+// timeout) — from one that only overtook a slow first execution whose response came
+// after all: the second costs the budget like a hedge that lost. Both halve the
+// latency of the write; only the first saves the cluster work. Where nodes share
+// CPU, or a cluster is overloaded, hedges overtake slow requests at a high rate and
+// each adds a write to the cluster: without HedgeStreams they cost nothing from the
+// budget and are not bounded. gocql reports a response that came after its request
+// was cancelled (StreamFinished); nothing else about other streams changes.
+func HedgeStreams() gocql.StreamObserver { return hedgeStreams{} }
+
+type hedgeStreams struct{}
+
+// StreamContext follows the streams of first executions the Policy hedges.
+func (hedgeStreams) StreamContext(ctx context.Context) gocql.StreamObserverContext {
+	if ctx == nil {
+		return nil
+	}
+	if x, _ := ctx.Value(hedgeKey{}).(*hedgeExec); x != nil {
+		return (*hedgeStream)(x)
+	}
+	return nil
+}
+
+// hedgeStream is a first execution's stream, seen by HedgeStreams.
+type hedgeStream hedgeExec
+
+func (*hedgeStream) StreamStarted(gocql.ObservedStream)   {}
+func (*hedgeStream) StreamAbandoned(gocql.ObservedStream) {}
+
+// StreamFinished: a response came. After a hedge won, it is the first execution's,
+// overtaken: charged once.
+func (s *hedgeStream) StreamFinished(gocql.ObservedStream) {
+	x := (*hedgeExec)(s)
+	x.mu.Lock()
+	won := x.won
+	x.mu.Unlock()
+	if won && x.overtaken.CompareAndSwap(false, true) {
+		x.h.charge()
+	}
 }
 
 // HedgingHosts wraps a session's host selection policy so that the Policy can hedge
@@ -551,21 +639,31 @@ func hedgeIterator(next gocql.NextHost, extra int, x *hedgeExec) gocql.NextHost 
 
 // hedgeHosts is a hedge's iterator: next's hosts that none of x's requests was given
 // yet, then the up hosts they were given (the same coordinator again, on a single
-// node), at most extra+1 of those.
+// node), the first execution's last, at most extra+1 of those.
 func hedgeHosts(next gocql.NextHost, extra int, x *hedgeExec) gocql.NextHost {
 	var again []gocql.SelectedHost
-	done := false
+	done, first := false, true
 	i := 0
+	give := func(h gocql.SelectedHost) gocql.SelectedHost {
+		if first {
+			first = false
+			x.handed.Add(1)
+		}
+		return timed(h, x)
+	}
 	return func() gocql.SelectedHost {
 		for !done {
 			h := next()
 			if h == nil {
 				done = true
-				again = x.givenHosts()
+				// The first execution's host last: it is the one found slow.
+				if again = x.givenHosts(); len(again) > 1 {
+					again = append(again[1:], again[0])
+				}
 				break
 			}
 			if !x.wasGiven(h.Info()) {
-				return timed(h, x)
+				return give(h)
 			}
 		}
 		for tries := 0; extra >= 0 && tries < len(again); tries++ {
@@ -573,7 +671,7 @@ func hedgeHosts(next gocql.NextHost, extra int, x *hedgeExec) gocql.NextHost {
 			i++
 			if info := h.Info(); info != nil && info.IsUp() {
 				extra--
-				return timed(h, x)
+				return give(h)
 			}
 		}
 		return nil

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gocql/gocql"
 )
 
 // wonTracer counts what HedgeTrace heard: executions with hedges sent, hedges sent,
@@ -140,8 +142,8 @@ func TestHedgeBudgetOption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.refill != 200 || h.tokens.Load() != hedgeBurst {
-		t.Errorf("refill %d, tokens %d; want 200, %d", h.refill, h.tokens.Load(), hedgeBurst)
+	if h.refill != hedgeToken/5 || h.tokens.Load() != hedgeBurst {
+		t.Errorf("refill %d, tokens %d; want %d, %d", h.refill, h.tokens.Load(), hedgeToken/5, hedgeBurst)
 	}
 }
 
@@ -163,5 +165,92 @@ func TestHedgeDelayDoubledOnLowBudget(t *testing.T) {
 	h.delayNs.Store(int64(20 * time.Millisecond))
 	if d := h.runDelay(); d != 30*time.Millisecond {
 		t.Errorf("budget below half, doubled past the ceiling: %v, want 30ms", d)
+	}
+}
+
+// TestHedgeStreamsChargesOvertakes: every first request answers in 30 ms, every hedge
+// (sent after 5 ms) in 1 ms: each hedge wins, but only by overtaking — the first's
+// response comes after all. Without HedgeStreams the Policy cannot tell, and all 300
+// executions are hedged. With it each such hedge costs the budget like a lost one:
+// at most 50 + 0.05 × 300 = 65 hedges (a few more for responses still on their way when
+// the next execution starts).
+func TestHedgeStreamsChargesOvertakes(t *testing.T) {
+	for _, streams := range []bool{false, true} {
+		name := "without HedgeStreams"
+		if streams {
+			name = "with HedgeStreams"
+		}
+		t.Run(name, func(t *testing.T) {
+			var on, first atomic.Bool
+			srv := startRV(t, func(int64) (time.Duration, bool) {
+				if on.Load() && first.CompareAndSwap(true, false) {
+					return 30 * time.Millisecond, false
+				}
+				return time.Millisecond, false
+			})
+			cl := gocql.NewCluster(srv.ln.Addr().String())
+			cl.ProtoVersion = 4
+			cl.Keyspace = "ks"
+			cl.NumConns = 1
+			cl.Timeout = 2 * time.Second
+			cl.DisableInitialHostLookup = true
+			cl.Events.DisableSchemaEvents, cl.Events.DisableTopologyEvents, cl.Events.DisableNodeStatusEvents = true, true, true
+			cl.PoolConfig.HostSelectionPolicy = HedgingHosts(gocql.RoundRobinHostPolicy())
+			if streams {
+				cl.StreamObserver = HedgeStreams()
+			}
+			sess, err := cl.CreateSession()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sess.Close()
+			tracer := &wonTracer{}
+			p := NewPolicy(WithHedging(HedgeDelayBounds(5*time.Millisecond, 5*time.Millisecond), HedgeMaxInFlight(2)),
+				WithTracer(tracer), WithSchema(mapSchema{}))
+			if err := sess.Query(`INSERT INTO ks.t (id, v) VALUES (?, ?)`, 0, "v").Exec(); err != nil { // prepare
+				t.Fatal(err)
+			}
+			on.Store(true)
+			const n = 300
+			for i := 1; i <= n; i++ {
+				first.Store(true)
+				if err := p.Exec(context.Background(), sess.Query(`INSERT INTO ks.t (id, v) VALUES (?, ?)`, i, "v")); err != nil {
+					t.Fatalf("execution %d: %v", i, err)
+				}
+			}
+			sent, won := tracer.sent.Load(), tracer.won.Load()
+			t.Logf("%d executions: %d hedges sent, %d won; budget left %.2f", n, sent, won, float64(p.cfg.hedge.tokens.Load())/hedgeToken)
+			if !streams && sent < n-5 {
+				t.Errorf("without HedgeStreams: %d hedges, want about one per execution (%d): each wins", sent, n)
+			}
+			if streams && sent > 75 {
+				t.Errorf("with HedgeStreams: %d hedges, want at most ~65: each only overtook a first that answered", sent)
+			}
+		})
+	}
+}
+
+// TestHedgeUnsentRefunded: a hedge the timer decided on but that was cancelled before
+// gocql asked for its host never left the client: it is not heard as sent and its
+// token goes back to the budget.
+func TestHedgeUnsentRefunded(t *testing.T) {
+	h, err := newHedger(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &hedgeTrace{}
+	_, tr, _ := h.begin(context.Background(), rec, true)
+	x := tr.(*hedgeExec)
+	x.picked.Store(true)
+	if !h.take() {
+		t.Fatal("a full budget gave no hedge")
+	}
+	x.sent = 1 // decided on, never given a host (x.handed 0)
+	tr.End(nil, 1)
+	if len(rec.calls) != 1 || rec.calls[0] != "end" {
+		t.Errorf("calls %v, want [end]: no hedge left the client", rec.calls)
+	}
+	if got := h.tokens.Load(); got != hedgeBurst {
+		t.Errorf("budget %d after an unsent hedge, want it full (%d)", got, hedgeBurst)
 	}
 }

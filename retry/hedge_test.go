@@ -321,6 +321,7 @@ func TestHedgeTraceHearsHedges(t *testing.T) {
 			x.picked.Store(true)
 			armed := time.Now()
 			x.sent, x.won, x.delay, x.armed = tc.sent, tc.won, delay, armed
+			x.handed.Store(int32(tc.sent)) // each was given a host
 			tr.End(tc.err, 1)
 			want := []string{"end"}
 			if tc.want > 0 {

@@ -143,7 +143,9 @@ func WithTimeoutsOnNextHost() Option { return func(c *config) error { c.nextHost
 // the last 256 executions, within [2 ms, 250 ms] (250 ms until 32 were seen); at most 3
 // executions of a statement in flight (two hedges); hedges that lose (the first answered first) at
 // most 5% of executions, over time (HedgeBudget; hedges that win cost nothing). The
-// session must pick hosts through HedgingHosts, else nothing is hedged (see there why).
+// session must pick hosts through HedgingHosts, else nothing is hedged (see there why);
+// with HedgeStreams as its StreamObserver, a hedge that won only by overtaking a first
+// request that answered after all costs the budget too.
 func WithHedging(opts ...HedgeOption) Option {
 	return func(c *config) error {
 		h, err := newHedger(opts)

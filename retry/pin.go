@@ -96,18 +96,19 @@ type pinnedBatch struct {
 	hedge     *hedgeExec
 }
 
-// hedgeFailed notes how the last hedge of a failed execution failed (nil: none was
-// sent, or the execution succeeded): when that may have applied the write, so may the
-// execution have, whatever the first execution's error says.
-func (st *execState) hedgeFailed(err error) {
-	if err == nil {
-		return
-	}
-	if c := ClassifyError(err); c.MayHaveApplied() || c == ClassCanceled ||
-		nothingApplied(err) && !provesNothingApplied(err, st.verdict) {
-		st.mu.Lock()
-		st.mayHaveApplied = true
-		st.mu.Unlock()
+// hedgeFailed notes how the hedges of a failed execution failed (none: none was sent,
+// or the execution succeeded): when one may have applied the write, so may the
+// execution have, whatever the first execution's error says. A hedge ended by the
+// context is one gocql never shows the retry policy.
+func (st *execState) hedgeFailed(errs []error) {
+	for _, err := range errs {
+		if c := ClassifyError(err); c.MayHaveApplied() || c == ClassCanceled ||
+			nothingApplied(err) && !provesNothingApplied(err, st.verdict) {
+			st.mu.Lock()
+			st.mayHaveApplied = true
+			st.mu.Unlock()
+			return
+		}
 	}
 }
 

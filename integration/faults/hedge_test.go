@@ -37,6 +37,7 @@ func hedgeSession(t *testing.T, e *env, timeout time.Duration) *gocql.Session {
 	cl.Timeout = timeout
 	cl.ConnectTimeout = 5 * time.Second
 	cl.PoolConfig.HostSelectionPolicy = retry.HedgingHosts(gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy()))
+	cl.StreamObserver = retry.HedgeStreams()
 	cl.AddressTranslator = gocql.AddressTranslatorFunc(func(ip net.IP, port int) (net.IP, int) {
 		if p, ok := byIP[ip.String()]; ok {
 			return net.IPv4(127, 0, 0, 1), p

@@ -985,6 +985,7 @@ func hedgedSession(t *testing.T, ks string, timeout time.Duration) (*gocql.Sessi
 	t.Helper()
 	return proxiedWith(t, ks, timeout, func(cl *gocql.ClusterConfig) {
 		cl.PoolConfig.HostSelectionPolicy = retry.HedgingHosts(gocql.RoundRobinHostPolicy())
+		cl.StreamObserver = retry.HedgeStreams()
 	})
 }
 
@@ -1007,9 +1008,9 @@ func countWrites(counts map[string]*atomic.Int64, rule faultproxy.Rule) faultpro
 }
 
 // TestRetryHedgeSingleNodeDroppedResponses: hedging on a single node, 10% of write responses
-// dropped. A speculative execution that found no further host would fail the write
-// (gocql v1.7.0 lets its ErrNoConnections win); through HedgingHosts it goes to the
-// same node again. Every write must succeed and land exactly once with the pinned
+// dropped. A hedge finds no other host; through HedgingHosts it goes to the same node
+// again (and the Policy never lets a hedge's failure win over a first execution in
+// flight, as gocql v1.7.0's speculative executions let their ErrNoConnections). Every write must succeed and land exactly once with the pinned
 // WRITETIME — events through Exec and rows through overwrite.Row (a batch). The
 // negative control shows the trap: gocql's own speculative execution on the same
 // single-node session fails writes with ErrNoConnections.
