@@ -114,7 +114,8 @@ func HedgeMaxInFlight(n int) HedgeOption {
 // (default 0.05). Each such execution adds ratio to a budget holding at most 50 (it
 // starts full); each hedge takes 1 when sent, and is sent only if the budget holds 1; a
 // hedge that wins gives its 1 back. While it is below half full, executions wait twice
-// the delay before their first hedge. A hedge that answers first (the response to the first was lost, its coordinator
+// the delay before their first hedge; while it is empty, the delay ceiling (a last
+// resort for a response that will not come; see HedgeDelayBounds). A hedge that answers first (the response to the first was lost, its coordinator
 // stalled) costs nothing: hedging goes on at full rate through lost responses and a
 // paused node. What the budget stops is hedging as load: when every request slows at
 // once (an overloaded cluster, a burst the delay has not caught up with), the hedges
@@ -170,8 +171,8 @@ type hedger struct {
 	delayNs atomic.Int64
 	// tokens is the budget of lost hedges (HedgeBudget), in millionths of a hedge: at
 	// most hedgeBurst; a hedge takes one when sent and gives it back when it wins; each
-	// execution offered for hedging adds refill at its end; a late charge (HedgeStreams)
-	// may take it down to −hedgeBurst.
+	// execution offered for hedging adds refill at its end; last resorts may take it
+	// down to −hedgeBurst, a late charge (HedgeStreams) to −2×hedgeBurst.
 	tokens atomic.Int64
 	refill int64
 
@@ -184,17 +185,24 @@ type hedger struct {
 // delay is the current hedge delay.
 func (h *hedger) delay() time.Duration { return time.Duration(h.delayNs.Load()) }
 
-// runDelay is the delay an execution starting now waits before its first hedge: the
-// delay, doubled while the budget is below half full. Hedges that lose are those sent
-// to requests that were only slow; waiting longer lets more of those answer first and
-// spares the budget for requests that will not answer at all (a lost response waits a
-// little longer; with an empty budget it would wait for the client timeout).
-func (h *hedger) runDelay() time.Duration {
+// runDelay is the delay an execution starting now waits before its first hedge, and
+// whether its hedges are last resorts. With the budget at least half full it is the
+// delay; below half, twice the delay (hedges that lose are those sent to requests that
+// were only slow: waiting longer lets more of those answer first and spares the budget
+// for requests that will not answer at all). With the budget empty it is the ceiling,
+// and the hedges are last resorts: a lost response then costs the ceiling rather than
+// the client timeout, and hardly a request that only is slow takes that long. Last
+// resorts may take the budget below empty, down to minus a full budget; below that
+// nothing is hedged until the executions have paid it back.
+func (h *hedger) runDelay() (time.Duration, bool) {
 	d := h.delay()
-	if h.tokens.Load() < hedgeBurst/2 {
-		d = min(2*d, h.cfg.ceiling)
+	switch t := h.tokens.Load(); {
+	case t < hedgeToken:
+		return h.cfg.ceiling, true
+	case t < hedgeBurst/2:
+		return min(2*d, h.cfg.ceiling), false
 	}
-	return d
+	return d, false
 }
 
 // record adds one request latency.
@@ -208,11 +216,16 @@ func (h *hedger) record(d time.Duration) {
 	h.mu.Unlock()
 }
 
-// take spends one hedge of the budget, if it holds one.
-func (h *hedger) take() bool {
+// take spends one hedge of the budget, if it holds one (a last resort: if it is not a
+// full budget in debt; see runDelay).
+func (h *hedger) take(lastResort bool) bool {
+	least := int64(hedgeToken) // what the budget must hold
+	if lastResort {
+		least = -hedgeBurst + hedgeToken
+	}
 	for {
 		t := h.tokens.Load()
-		if t < hedgeToken {
+		if t < least {
 			return false
 		}
 		if h.tokens.CompareAndSwap(t, t-hedgeToken) {
@@ -241,12 +254,12 @@ func (h *hedger) settle(won bool, unsent int) {
 // charge takes one hedge from the budget: a hedge that won only by overtaking a first
 // execution whose response came after all (HedgeStreams). The charge comes late —
 // hedges may have been sent meanwhile on the strength of the refund — so it may take
-// the budget below empty, down to minus a full budget; nothing is hedged until the
-// executions have paid it back.
+// the budget below empty, past the debt last resorts may run up, down to minus two
+// full budgets; nothing is hedged until the executions have paid it back.
 func (h *hedger) charge() {
 	for {
 		t := h.tokens.Load()
-		n := max(t-hedgeToken, -hedgeBurst)
+		n := max(t-hedgeToken, -2*hedgeBurst)
 		if n == t || h.tokens.CompareAndSwap(t, n) {
 			return
 		}
@@ -301,17 +314,18 @@ type hedgeExec struct {
 	// sends): a hedge fire decided on but cancelled before that never left.
 	handed atomic.Int32
 
-	mu      sync.Mutex
-	given   []gocql.SelectedHost // hosts given to the execution's requests, in order
-	again   func(context.Context) error
-	timer   *time.Timer
-	delay   time.Duration
-	armed   time.Time // when the timer was first set
-	done    bool      // the first execution returned: no further hedge
-	sent    int       // hedges sent
-	won     bool      // a hedge answered, with success, before the first execution did
-	results chan error
-	cancels []context.CancelFunc // of the hedges
+	mu         sync.Mutex
+	given      []gocql.SelectedHost // hosts given to the execution's requests, in order
+	again      func(context.Context) error
+	timer      *time.Timer
+	delay      time.Duration
+	lastResort bool      // the budget was empty: hedges at the ceiling (runDelay)
+	armed      time.Time // when the timer was first set
+	done       bool      // the first execution returned: no further hedge
+	sent       int       // hedges sent
+	won        bool      // a hedge answered, with success, before the first execution did
+	results    chan error
+	cancels    []context.CancelFunc // of the hedges
 }
 
 var _ Trace = (*hedgeExec)(nil)
@@ -351,7 +365,7 @@ func (x *hedgeExec) run(first func() error, again func(context.Context) error) (
 	defer x.cancelFirst()
 	x.mu.Lock()
 	x.again = again
-	x.delay = x.h.runDelay()
+	x.delay, x.lastResort = x.h.runDelay()
 	x.armed = time.Now()
 	x.timer = time.AfterFunc(x.delay, x.fire)
 	x.mu.Unlock()
@@ -404,7 +418,7 @@ func (x *hedgeExec) cancelHedges() {
 // fire sends one hedge when it is due (the timer's goroutine runs it, and the hedge).
 func (x *hedgeExec) fire() {
 	x.mu.Lock()
-	if x.done || x.sent >= x.h.cfg.inFlight-1 || !x.picked.Load() || !x.h.take() {
+	if x.done || x.sent >= x.h.cfg.inFlight-1 || !x.picked.Load() || !x.h.take(x.lastResort) {
 		x.mu.Unlock()
 		return
 	}

@@ -78,8 +78,9 @@ func budgetRun(t *testing.T, srv *rvServer, on *atomic.Bool, p *Policy, n, worke
 // TestHedgeBudgetStopsLosingHedges: every request answers in 20 ms, the hedge delay is
 // 5 ms, so every hedge is sent and every one loses (the first answers first): hedging
 // only adds load. 1000 executions, 8 at a time, two hedges each allowed: with the
-// default budget (0.05 lost hedges per execution, 50 to start with) at most
-// 50 + 0.05×1000 = 100 hedges are sent — not 2000.
+// default budget (0.05 lost hedges per execution, 50 to start with, and 50 more of
+// last resorts once it is empty — here the ceiling is the delay) at most
+// 50 + 50 + 0.05×1000 = 150 hedges are sent — not 2000.
 func TestHedgeBudgetStopsLosingHedges(t *testing.T) {
 	var on atomic.Bool
 	srv := startRV(t, func(int64) (time.Duration, bool) {
@@ -95,8 +96,8 @@ func TestHedgeBudgetStopsLosingHedges(t *testing.T) {
 	requests, _ := budgetRun(t, srv, &on, p, n, 8)
 	hedges := requests - n
 	t.Logf("%d executions: %d requests, %d hedges; heard %d sent, %d won", n, requests, hedges, tracer.sent.Load(), tracer.won.Load())
-	if hedges > 100 {
-		t.Errorf("%d hedges sent, every one lost: want at most 100 (budget 50 + 0.05 × %d)", hedges, n)
+	if hedges > 150 {
+		t.Errorf("%d hedges sent, every one lost: want at most 150 (budget 50 + 50 in debt + 0.05 × %d)", hedges, n)
 	}
 	if hedges < 50 {
 		t.Errorf("%d hedges sent: the budget starts with 50", hedges)
@@ -148,23 +149,40 @@ func TestHedgeBudgetOption(t *testing.T) {
 }
 
 // TestHedgeDelayDoubledOnLowBudget: below half a budget the delay an execution waits
-// is doubled, within the ceiling.
+// is doubled, within the ceiling; with the budget empty it is the ceiling, and its
+// hedges are last resorts, which may take the budget down to minus a full one.
 func TestHedgeDelayDoubledOnLowBudget(t *testing.T) {
 	h, err := newHedger([]HedgeOption{HedgeDelayBounds(time.Millisecond, 30*time.Millisecond)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.delayNs.Store(int64(10 * time.Millisecond))
-	if d := h.runDelay(); d != 10*time.Millisecond {
-		t.Errorf("full budget: %v, want 10ms", d)
+	for _, tc := range []struct {
+		tokens, delayMs int64
+		want            time.Duration
+		last            bool
+	}{
+		{hedgeBurst, 10, 10 * time.Millisecond, false},
+		{hedgeBurst/2 - 1, 10, 20 * time.Millisecond, false},
+		{hedgeBurst/2 - 1, 20, 30 * time.Millisecond, false}, // doubled past the ceiling
+		{hedgeToken - 1, 10, 30 * time.Millisecond, true},    // empty: the ceiling, last resort
+	} {
+		h.tokens.Store(tc.tokens)
+		h.delayNs.Store(tc.delayMs * int64(time.Millisecond))
+		if d, last := h.runDelay(); d != tc.want || last != tc.last {
+			t.Errorf("budget %d, delay %d ms: %v (last resort %v), want %v (%v)", tc.tokens, tc.delayMs, d, last, tc.want, tc.last)
+		}
 	}
-	h.tokens.Store(hedgeBurst/2 - 1)
-	if d := h.runDelay(); d != 20*time.Millisecond {
-		t.Errorf("budget below half: %v, want 20ms", d)
+	h.tokens.Store(0)
+	if h.take(false) {
+		t.Error("an empty budget gave an ordinary hedge")
 	}
-	h.delayNs.Store(int64(20 * time.Millisecond))
-	if d := h.runDelay(); d != 30*time.Millisecond {
-		t.Errorf("budget below half, doubled past the ceiling: %v, want 30ms", d)
+	n := 0
+	for h.take(true) {
+		n++
+	}
+	if n != hedgeBurst/hedgeToken || h.tokens.Load() != -hedgeBurst {
+		t.Errorf("%d last resorts from an empty budget, ending at %d: want %d, ending at %d", n, h.tokens.Load(), hedgeBurst/hedgeToken, -hedgeBurst)
 	}
 }
 
@@ -172,8 +190,9 @@ func TestHedgeDelayDoubledOnLowBudget(t *testing.T) {
 // (sent after 5 ms) in 1 ms: each hedge wins, but only by overtaking — the first's
 // response comes after all. Without HedgeStreams the Policy cannot tell, and all 300
 // executions are hedged. With it each such hedge costs the budget like a lost one:
-// at most 50 + 0.05 × 300 = 65 hedges (a few more for responses still on their way when
-// the next execution starts).
+// at most 50 + 50 (last resorts, in debt; here the ceiling is the delay) + 0.05 × 300 =
+// 115 hedges (a few more for responses still on their way when the next execution
+// starts).
 func TestHedgeStreamsChargesOvertakes(t *testing.T) {
 	for _, streams := range []bool{false, true} {
 		name := "without HedgeStreams"
@@ -223,8 +242,8 @@ func TestHedgeStreamsChargesOvertakes(t *testing.T) {
 			if !streams && sent < n-5 {
 				t.Errorf("without HedgeStreams: %d hedges, want about one per execution (%d): each wins", sent, n)
 			}
-			if streams && sent > 75 {
-				t.Errorf("with HedgeStreams: %d hedges, want at most ~65: each only overtook a first that answered", sent)
+			if streams && sent > 125 {
+				t.Errorf("with HedgeStreams: %d hedges, want at most ~115: each only overtook a first that answered", sent)
 			}
 		})
 	}
@@ -242,7 +261,7 @@ func TestHedgeUnsentRefunded(t *testing.T) {
 	_, tr, _ := h.begin(context.Background(), rec, true)
 	x := tr.(*hedgeExec)
 	x.picked.Store(true)
-	if !h.take() {
+	if !h.take(false) {
 		t.Fatal("a full budget gave no hedge")
 	}
 	x.sent = 1 // decided on, never given a host (x.handed 0)
@@ -252,5 +271,48 @@ func TestHedgeUnsentRefunded(t *testing.T) {
 	}
 	if got := h.tokens.Load(); got != hedgeBurst {
 		t.Errorf("budget %d after an unsent hedge, want it full (%d)", got, hedgeBurst)
+	}
+}
+
+// TestHedgeLastResortWithEmptyBudget: the budget spent (every hedge lost for a while),
+// a first request whose response is lost is still hedged — at the delay ceiling, as a
+// last resort — and the write takes about the ceiling, not the 2 s client timeout.
+func TestHedgeLastResortWithEmptyBudget(t *testing.T) {
+	var on, drop, first atomic.Bool
+	srv := startRV(t, func(int64) (time.Duration, bool) {
+		if !on.Load() {
+			return 0, false
+		}
+		if first.CompareAndSwap(true, false) {
+			return 20 * time.Millisecond, drop.Load()
+		}
+		return time.Millisecond, false
+	})
+	sess := rvSession(t, srv)
+	tracer := &wonTracer{}
+	p := NewPolicy(WithHedging(HedgeDelayBounds(5*time.Millisecond, 50*time.Millisecond), HedgeMaxInFlight(2)),
+		WithTracer(tracer), WithSchema(mapSchema{}))
+	if err := sess.Query(`INSERT INTO ks.t (id, v) VALUES (?, ?)`, 0, "v").Exec(); err != nil { // prepare
+		t.Fatal(err)
+	}
+	on.Store(true)
+	p.cfg.hedge.delayNs.Store(int64(5 * time.Millisecond))
+	p.cfg.hedge.tokens.Store(0) // spent
+	drop.Store(true)
+	for i := 1; i <= 5; i++ {
+		first.Store(true)
+		t0 := time.Now()
+		if err := p.Exec(context.Background(), sess.Query(`INSERT INTO ks.t (id, v) VALUES (?, ?)`, i, "v")); err != nil {
+			t.Fatalf("execution %d: %v", i, err)
+		}
+		if d := time.Since(t0); d < 45*time.Millisecond || d > 500*time.Millisecond {
+			t.Errorf("execution %d, first response lost, budget empty: took %v, want about the 50 ms ceiling", i, d)
+		}
+	}
+	if w := tracer.won.Load(); w != 5 {
+		t.Errorf("%d executions won by a last-resort hedge, want 5", w)
+	}
+	if got := p.cfg.hedge.tokens.Load(); got < 0 {
+		t.Errorf("budget %d after last resorts that all won: want them given back", got)
 	}
 }
