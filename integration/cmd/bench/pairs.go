@@ -309,7 +309,6 @@ func proxiedSession(e *env, timeout time.Duration, hedge bool) (*gocql.Session, 
 	cl.NumConns = 2
 	if hedge {
 		cl.PoolConfig.HostSelectionPolicy = retry.HedgingHosts(gocql.RoundRobinHostPolicy())
-		cl.StreamObserver = retry.HedgeStreams()
 	}
 	s, err := cl.CreateSession()
 	if err != nil {
