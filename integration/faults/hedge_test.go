@@ -52,10 +52,19 @@ func hedgeSession(t *testing.T, e *env, timeout time.Duration) *gocql.Session {
 }
 
 // hedgePolicy hedges with WithHedging's defaults (the 99th percentile, 2–250 ms,
-// budget 0.05), extra options appended (a tracer).
+// budget 0.05), extra options appended (a tracer). CQLSAFE_HEDGE_DELAY_MS=N fixes the
+// delay at N ms instead: at 250 no hedge is due when nothing is wrong, and the
+// fault-free test then measures what the hedging path itself costs.
 func hedgePolicy(extra ...retry.Option) *retry.Policy {
+	var ho []retry.HedgeOption
+	if v := os.Getenv("CQLSAFE_HEDGE_DELAY_MS"); v != "" {
+		if ms, err := strconv.Atoi(v); err == nil && ms > 0 {
+			d := time.Duration(ms) * time.Millisecond
+			ho = append(ho, retry.HedgeDelayBounds(d, d))
+		}
+	}
 	return retry.NewPolicy(append([]retry.Option{retry.WithMaxAttempts(8), retry.WithBackoff(5*time.Millisecond, 100*time.Millisecond),
-		retry.WithTimeoutsOnNextHost(), retry.WithHedging()}, extra...)...)
+		retry.WithTimeoutsOnNextHost(), retry.WithHedging(ho...)}, extra...)...)
 }
 
 // plainPolicy is hedgePolicy without hedging: the side hedging is measured against.
