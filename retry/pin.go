@@ -266,8 +266,14 @@ func (p *Policy) execPinned(pq pinned) error {
 		pq.state.trace.End(err, 0)
 		return err // nothing sent
 	}
-	err, herr := pq.hedge.run(pq.query.Exec, func(ctx context.Context) error { return pq.query.WithContext(ctx).Exec() })
-	pq.state.hedgeFailed(herr)
+	var err error
+	if pq.hedge == nil {
+		err = pq.query.Exec()
+	} else {
+		var herrs []error
+		err, herrs = pq.hedge.run(pq.query.Exec, func(ctx context.Context) error { return pq.query.WithContext(ctx).Exec() })
+		pq.state.hedgeFailed(herrs)
+	}
 	if err != nil {
 		stmt := Statement{CQL: pq.state.statement, Values: pq.values}
 		err = p.outcome(err, pq.verdict, pq.timestamp, pq.state, false, gocql.UnloggedBatch, []Statement{stmt})
@@ -320,9 +326,15 @@ func (p *Policy) execPinnedBatch(s *gocql.Session, pb pinnedBatch) error {
 		pb.state.trace.End(err, 0)
 		return err // nothing sent
 	}
-	err, herr := pb.hedge.run(func() error { return s.ExecuteBatch(pb.batch) },
-		func(ctx context.Context) error { return s.ExecuteBatch(pb.batch.WithContext(ctx)) })
-	pb.state.hedgeFailed(herr)
+	var err error
+	if pb.hedge == nil {
+		err = s.ExecuteBatch(pb.batch)
+	} else {
+		var herrs []error
+		err, herrs = pb.hedge.run(func() error { return s.ExecuteBatch(pb.batch) },
+			func(ctx context.Context) error { return s.ExecuteBatch(pb.batch.WithContext(ctx)) })
+		pb.state.hedgeFailed(herrs)
+	}
 	if err != nil {
 		stmts := make([]Statement, len(pb.batch.Entries))
 		for i, e := range pb.batch.Entries {
