@@ -24,7 +24,7 @@ import (
 // path, and a timer sends a hedge — the same pinned statement, as a gocql execution of
 // its own — only when one is due. gocql v1.7.0's speculative path costs every
 // execution a goroutine, a ticker and a hand-off of the result, which on a busy
-// three-node cluster cost 14% of the throughput with no hedge ever sent (FAULTS.md);
+// three-node cluster measured 0.86× against 1.06× without it, no hedge sent (FAULTS.md);
 // it also lets a speculative execution that finds no host (ErrNoConnections) win the
 // race against a first execution still in flight. Here the first answer wins only
 // when it is a success; when the first execution fails, hedges in flight are waited
