@@ -358,9 +358,9 @@ func (h *hedger) begin(ctx context.Context, tr Trace, repeatable bool) (context.
 // first's error, with the hedges' errors (none: none sent). A nil or unhedged x just
 // runs first. Whatever is still in flight when the result is known is cancelled and
 // waited for.
-func (x *hedgeExec) run(first func() error, again func(context.Context) error) (err error, hedgeErrs []error) {
+func (x *hedgeExec) run(first func() error, again func(context.Context) error) (hedgeErrs []error, err error) {
 	if x == nil || !x.hedged {
-		return first(), nil
+		return nil, first()
 	}
 	defer x.cancelFirst()
 	x.mu.Lock()
@@ -402,7 +402,7 @@ func (x *hedgeExec) run(first func() error, again func(context.Context) error) (
 	if err == nil || won {
 		return nil, nil
 	}
-	return err, hedgeErrs
+	return hedgeErrs, err
 }
 
 // cancelHedges ends the hedges still in flight and releases their contexts.

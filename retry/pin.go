@@ -271,7 +271,7 @@ func (p *Policy) execPinned(pq pinned) error {
 		err = pq.query.Exec()
 	} else {
 		var herrs []error
-		err, herrs = pq.hedge.run(pq.query.Exec, func(ctx context.Context) error { return pq.query.WithContext(ctx).Exec() })
+		herrs, err = pq.hedge.run(pq.query.Exec, func(ctx context.Context) error { return pq.query.WithContext(ctx).Exec() })
 		pq.state.hedgeFailed(herrs)
 	}
 	if err != nil {
@@ -331,7 +331,7 @@ func (p *Policy) execPinnedBatch(s *gocql.Session, pb pinnedBatch) error {
 		err = s.ExecuteBatch(pb.batch)
 	} else {
 		var herrs []error
-		err, herrs = pb.hedge.run(func() error { return s.ExecuteBatch(pb.batch) },
+		herrs, err = pb.hedge.run(func() error { return s.ExecuteBatch(pb.batch) },
 			func(ctx context.Context) error { return s.ExecuteBatch(pb.batch.WithContext(ctx)) })
 		pb.state.hedgeFailed(herrs)
 	}
