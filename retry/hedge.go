@@ -112,15 +112,21 @@ func HedgeMaxInFlight(n int) HedgeOption {
 // HedgeBudget bounds the hedges that lose — sent, and the first execution answered
 // first anyway — to ratio of the executions offered for hedging, over time: 0 < ratio ≤ 1
 // (default 0.05). Each such execution adds ratio to a budget holding at most 50 (it
-// starts full); each hedge takes 1 when sent, and is sent only if the budget holds 1; a
-// hedge that wins gives its 1 back. While it is below half full, executions wait twice
-// the delay before their first hedge; while it is empty, the delay ceiling (a last
-// resort for a response that will not come; see HedgeDelayBounds). A hedge that answers first (the response to the first was lost, its coordinator
+// starts full); each hedge takes 1 when sent, and a hedge that wins gives its 1 back.
+// While the budget is below half full, an execution waits twice the delay between its
+// hedges. While it holds less than 1, hedges are last resorts: sent only at the delay
+// ceiling (HedgeDelayBounds; also for an execution that found the budget empty when
+// its hedge was due), for a response that will not come, and they may run the budget
+// up to 50 into debt; below that nothing is hedged until executions have paid it back.
+// So over N executions at most 50 + 50 + ratio×N hedges lose.
+//
+// A hedge that answers first (the response to the first was lost, its coordinator
 // stalled) costs nothing: hedging goes on at full rate through lost responses and a
 // paused node. What the budget stops is hedging as load: when every request slows at
 // once (an overloaded cluster, a burst the delay has not caught up with), the hedges
 // lose and would add a request to each slow write just when the cluster can least take
-// it.
+// it. HedgeStreams also charges hedges that won only by overtaking a slow first
+// execution.
 func HedgeBudget(ratio float64) HedgeOption {
 	return func(c *hedgeConfig) error {
 		if !(ratio > 0 && ratio <= 1) {
@@ -418,7 +424,23 @@ func (x *hedgeExec) cancelHedges() {
 // fire sends one hedge when it is due (the timer's goroutine runs it, and the hedge).
 func (x *hedgeExec) fire() {
 	x.mu.Lock()
-	if x.done || x.sent >= x.h.cfg.inFlight-1 || !x.picked.Load() || !x.h.take(x.lastResort) {
+	if x.done || x.sent >= x.h.cfg.inFlight-1 || !x.picked.Load() {
+		x.mu.Unlock()
+		return
+	}
+	ok := x.h.take(x.lastResort)
+	if !ok && !x.lastResort {
+		// The budget ran dry since the execution started: its hedge becomes a last
+		// resort, at the ceiling (runDelay).
+		x.lastResort = true
+		if wait := x.h.cfg.ceiling - time.Since(x.armed); wait > 0 {
+			x.timer.Reset(wait)
+			x.mu.Unlock()
+			return
+		}
+		ok = x.h.take(true)
+	}
+	if !ok {
 		x.mu.Unlock()
 		return
 	}
@@ -502,32 +524,49 @@ func sameHost(a, b *gocql.HostInfo) bool {
 	return a == b || a != nil && b != nil && a.HostID() != "" && a.HostID() == b.HostID()
 }
 
-// HedgeStreams is a gocql.StreamObserver for the session of a hedging Policy:
+// HedgeStreams is a gocql.StreamObserver for the session of a hedging Policy, which
+// passes everything on to next (nil: nothing else observes streams):
 //
-//	cluster.StreamObserver = retry.HedgeStreams()
+//	cluster.StreamObserver = retry.HedgeStreams(cluster.StreamObserver)
 //
-// With it the budget (HedgeBudget) tells a hedge that rescued a write — the first
-// execution's response never came (lost, its coordinator paused past the client
-// timeout) — from one that only overtook a slow first execution whose response came
-// after all: the second costs the budget like a hedge that lost. Both halve the
-// latency of the write; only the first saves the cluster work. Where nodes share
-// CPU, or a cluster is overloaded, hedges overtake slow requests at a high rate and
-// each adds a write to the cluster: without HedgeStreams they cost nothing from the
-// budget and are not bounded. gocql reports a response that came after its request
-// was cancelled (StreamFinished); nothing else about other streams changes.
-func HedgeStreams() gocql.StreamObserver { return hedgeStreams{} }
+// With it the budget (HedgeBudget) tells a hedge that rescued a write — no response to
+// the first execution has come by the time the connection is closed — from one that
+// only overtook a first execution whose response came after all: the second costs the
+// budget like a hedge that lost. Both cut the latency of the write; only the first
+// saves work. Where nodes share CPU, or one node is overloaded, hedges overtake slow
+// requests at a high rate and each adds a write to the cluster: without HedgeStreams
+// they cost nothing from the budget and are not bounded.
+//
+// gocql reports a response that came after its request was cancelled, however late:
+// a coordinator that resumes after a pause and answers its backlog charges the budget
+// for every write hedged away from it during the pause, at once (down to two full
+// budgets in debt, and nothing is hedged until the executions have paid it back). On
+// a lossy network, or when nodes pause, that spends budget the lost responses need:
+// FAULTS.md measures both.
+func HedgeStreams(next gocql.StreamObserver) gocql.StreamObserver {
+	return hedgeStreams{next: next}
+}
 
-type hedgeStreams struct{}
+type hedgeStreams struct{ next gocql.StreamObserver }
 
-// StreamContext follows the streams of first executions the Policy hedges.
-func (hedgeStreams) StreamContext(ctx context.Context) gocql.StreamObserverContext {
-	if ctx == nil {
-		return nil
+// StreamContext follows the streams of first executions the Policy hedges, and gives
+// next its own.
+func (o hedgeStreams) StreamContext(ctx context.Context) gocql.StreamObserverContext {
+	var nc gocql.StreamObserverContext
+	if o.next != nil {
+		nc = o.next.StreamContext(ctx)
 	}
-	if x, _ := ctx.Value(hedgeKey{}).(*hedgeExec); x != nil {
+	if ctx == nil {
+		return nc
+	}
+	x, _ := ctx.Value(hedgeKey{}).(*hedgeExec)
+	switch {
+	case x == nil:
+		return nc
+	case nc == nil:
 		return (*hedgeStream)(x)
 	}
-	return nil
+	return hedgeStreamAnd{x: (*hedgeStream)(x), next: nc}
 }
 
 // hedgeStream is a first execution's stream, seen by HedgeStreams.
@@ -536,16 +575,34 @@ type hedgeStream hedgeExec
 func (*hedgeStream) StreamStarted(gocql.ObservedStream)   {}
 func (*hedgeStream) StreamAbandoned(gocql.ObservedStream) {}
 
-// StreamFinished: a response came. After a hedge won, it is the first execution's,
-// overtaken: charged once.
+// StreamFinished: a response came, or gocql gave the stream up before writing the
+// request (its context cancelled while queued). Charged once, when a hedge had won
+// and the first execution had already returned: a response that came after all. A
+// stream released while the first still runs is not one (a request cancelled before
+// it was written, because the hedge won, never reached a coordinator).
 func (s *hedgeStream) StreamFinished(gocql.ObservedStream) {
 	x := (*hedgeExec)(s)
 	x.mu.Lock()
-	won := x.won
+	late := x.won && x.done
 	x.mu.Unlock()
-	if won && x.overtaken.CompareAndSwap(false, true) {
+	if late && x.overtaken.CompareAndSwap(false, true) {
 		x.h.charge()
 	}
+}
+
+// hedgeStreamAnd is a first execution's stream seen by HedgeStreams and by next.
+type hedgeStreamAnd struct {
+	x    *hedgeStream
+	next gocql.StreamObserverContext
+}
+
+func (h hedgeStreamAnd) StreamStarted(o gocql.ObservedStream) { h.next.StreamStarted(o) }
+func (h hedgeStreamAnd) StreamAbandoned(o gocql.ObservedStream) {
+	h.next.StreamAbandoned(o)
+}
+func (h hedgeStreamAnd) StreamFinished(o gocql.ObservedStream) {
+	h.x.StreamFinished(o)
+	h.next.StreamFinished(o)
 }
 
 // HedgingHosts wraps a session's host selection policy so that the Policy can hedge

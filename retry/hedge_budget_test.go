@@ -216,7 +216,7 @@ func TestHedgeStreamsChargesOvertakes(t *testing.T) {
 			cl.Events.DisableSchemaEvents, cl.Events.DisableTopologyEvents, cl.Events.DisableNodeStatusEvents = true, true, true
 			cl.PoolConfig.HostSelectionPolicy = HedgingHosts(gocql.RoundRobinHostPolicy())
 			if streams {
-				cl.StreamObserver = HedgeStreams()
+				cl.StreamObserver = HedgeStreams(nil)
 			}
 			sess, err := cl.CreateSession()
 			if err != nil {
@@ -316,3 +316,99 @@ func TestHedgeLastResortWithEmptyBudget(t *testing.T) {
 		t.Errorf("budget %d after last resorts that all won: want them given back", got)
 	}
 }
+
+// TestHedgeLastResortWhenBudgetRunsDry: an execution starts while the budget holds one
+// hedge (an ordinary delay, 5 ms), but another takes it before its hedge is due: its
+// first response lost, it still gets a hedge, at the 50 ms ceiling as a last resort,
+// not after the 2 s client timeout.
+func TestHedgeLastResortWhenBudgetRunsDry(t *testing.T) {
+	var on, first atomic.Bool
+	srv := startRV(t, func(int64) (time.Duration, bool) {
+		if on.Load() && first.CompareAndSwap(true, false) {
+			return 0, true // the first request's response is lost
+		}
+		return time.Millisecond, false
+	})
+	sess := rvSession(t, srv)
+	tracer := &wonTracer{}
+	p := NewPolicy(WithHedging(HedgeDelayBounds(5*time.Millisecond, 50*time.Millisecond), HedgeMaxInFlight(2)),
+		WithTracer(tracer), WithSchema(mapSchema{}))
+	if err := sess.Query(`INSERT INTO ks.t (id, v) VALUES (?, ?)`, 0, "v").Exec(); err != nil { // prepare
+		t.Fatal(err)
+	}
+	h := p.cfg.hedge
+	h.delayNs.Store(int64(5 * time.Millisecond))
+	on.Store(true)
+	for i := 1; i <= 3; i++ {
+		h.tokens.Store(hedgeToken) // one hedge left: not a last resort
+		first.Store(true)
+		done := make(chan time.Duration, 1)
+		go func() {
+			t0 := time.Now()
+			if err := p.Exec(context.Background(), sess.Query(`INSERT INTO ks.t (id, v) VALUES (?, ?)`, i, "v")); err != nil {
+				t.Errorf("execution %d: %v", i, err)
+			}
+			done <- time.Since(t0)
+		}()
+		time.Sleep(time.Millisecond)
+		if !h.take(false) { // another execution's hedge takes the last one
+			t.Fatal("the budget held no hedge")
+		}
+		if d := <-done; d < 45*time.Millisecond || d > 500*time.Millisecond {
+			t.Errorf("execution %d, first response lost, budget gone before its hedge was due: took %v, want about the 50 ms ceiling", i, d)
+		}
+	}
+	if w := tracer.won.Load(); w != 3 {
+		t.Errorf("%d executions won by a hedge, want 3", w)
+	}
+}
+
+// TestHedgeStreamsChargesOnlyLateResponses: HedgeStreams charges a first execution's
+// stream that finishes after a hedge won and the first returned — not one released
+// while the first still runs (a request cancelled before it was written) — and passes
+// every event on to the observer it wraps.
+func TestHedgeStreamsChargesOnlyLateResponses(t *testing.T) {
+	h, err := newHedger(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := &countingStreams{}
+	o := HedgeStreams(next)
+	for _, tc := range []struct {
+		won, done bool
+		charged   bool
+	}{{false, false, false}, {true, false, false}, {false, true, false}, {true, true, true}} {
+		h.tokens.Store(hedgeBurst)
+		ctx, _, x := h.begin(context.Background(), nopTrace{}, true)
+		x.won, x.done = tc.won, tc.done
+		sc := o.StreamContext(ctx)
+		sc.StreamStarted(gocql.ObservedStream{})
+		sc.StreamFinished(gocql.ObservedStream{})
+		sc.StreamFinished(gocql.ObservedStream{}) // a retry's stream: charged once at most
+		if charged := h.tokens.Load() < hedgeBurst; charged != tc.charged {
+			t.Errorf("won %v, first returned %v: charged %v, want %v", tc.won, tc.done, charged, tc.charged)
+		}
+		if h.tokens.Load() < hedgeBurst-hedgeToken {
+			t.Errorf("charged more than once: budget %d", h.tokens.Load())
+		}
+	}
+	if next.started.Load() != 4 || next.finished.Load() != 8 {
+		t.Errorf("wrapped observer heard %d starts, %d finishes; want 4, 8", next.started.Load(), next.finished.Load())
+	}
+	if sc := o.StreamContext(context.Background()); sc == nil || next.contexts.Load() != 5 {
+		t.Errorf("a stream of no hedged execution: context %v, wrapped observer asked %d times; want its own, 5", sc, next.contexts.Load())
+	}
+	if sc := HedgeStreams(nil).StreamContext(context.Background()); sc != nil {
+		t.Errorf("no wrapped observer, no hedged execution: %v, want nil", sc)
+	}
+}
+
+type countingStreams struct{ contexts, started, finished atomic.Int64 }
+
+func (c *countingStreams) StreamContext(context.Context) gocql.StreamObserverContext {
+	c.contexts.Add(1)
+	return c
+}
+func (c *countingStreams) StreamStarted(gocql.ObservedStream)   { c.started.Add(1) }
+func (c *countingStreams) StreamAbandoned(gocql.ObservedStream) {}
+func (c *countingStreams) StreamFinished(gocql.ObservedStream)  { c.finished.Add(1) }

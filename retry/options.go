@@ -136,16 +136,17 @@ func WithPolicy(p *Policy) Option {
 func WithTimeoutsOnNextHost() Option { return func(c *config) error { c.nextHost = true; return nil } }
 
 // WithHedging hedges what is safe to repeat: a write the Policy judges repeatable, with
-// its pinned timestamp, is hedged — a second copy sent to the next host when the first
-// has not answered after a delay drawn from this Policy's recent
-// hedged requests that answered. Counters, list appends, LWTs and anything else not repeatable
-// are never hedged. Defaults (see the Hedge… options): delay at the 99th percentile of
-// the last 256 executions, within [2 ms, 250 ms] (250 ms until 32 were seen); at most 3
-// executions of a statement in flight (two hedges); hedges that lose (the first answered first) at
-// most 5% of executions, over time (HedgeBudget; hedges that win cost nothing). The
-// session must pick hosts through HedgingHosts, else nothing is hedged (see there why);
-// with HedgeStreams as its StreamObserver, a hedge that won only by overtaking a first
-// request that answered after all costs the budget too.
+// its pinned timestamp, is hedged — a second copy sent to another host when the first
+// has not answered after a delay drawn from this Policy's recent hedged requests that
+// answered. Counters, list appends, LWTs and anything else not repeatable are never
+// hedged. Defaults (see the Hedge… options): delay at the 99th percentile of the last
+// 256 executions, within [2 ms, 250 ms] (250 ms until 32 were seen); at most 3
+// executions of a statement in flight (two hedges); hedges that lose (the first
+// answered first) held to 5% of executions over time, plus 100 at most in bursts
+// (HedgeBudget; hedges that win cost nothing). The session must pick hosts through
+// HedgingHosts, else nothing is hedged (see there why); with HedgeStreams as its
+// StreamObserver, a hedge that won only by overtaking a first request that answered
+// after all costs the budget too.
 func WithHedging(opts ...HedgeOption) Option {
 	return func(c *config) error {
 		h, err := newHedger(opts)

@@ -985,7 +985,7 @@ func hedgedSession(t *testing.T, ks string, timeout time.Duration) (*gocql.Sessi
 	t.Helper()
 	return proxiedWith(t, ks, timeout, func(cl *gocql.ClusterConfig) {
 		cl.PoolConfig.HostSelectionPolicy = retry.HedgingHosts(gocql.RoundRobinHostPolicy())
-		cl.StreamObserver = retry.HedgeStreams()
+		cl.StreamObserver = retry.HedgeStreams(cl.StreamObserver)
 	})
 }
 
