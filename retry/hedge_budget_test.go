@@ -207,22 +207,12 @@ func TestHedgeStreamsChargesOvertakes(t *testing.T) {
 				}
 				return time.Millisecond, false
 			})
-			cl := gocql.NewCluster(srv.ln.Addr().String())
-			cl.ProtoVersion = 4
-			cl.Keyspace = "ks"
-			cl.NumConns = 1
-			cl.Timeout = 2 * time.Second
-			cl.DisableInitialHostLookup = true
-			cl.Events.DisableSchemaEvents, cl.Events.DisableTopologyEvents, cl.Events.DisableNodeStatusEvents = true, true, true
-			cl.PoolConfig.HostSelectionPolicy = HedgingHosts(gocql.RoundRobinHostPolicy())
-			if streams {
-				cl.StreamObserver = HedgeStreams(nil)
-			}
-			sess, err := cl.CreateSession()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sess.Close()
+			sess := fakeSession(t, srv, 2*time.Second, func(cl *gocql.ClusterConfig) {
+				cl.PoolConfig.HostSelectionPolicy = HedgingHosts(gocql.RoundRobinHostPolicy())
+				if streams {
+					cl.StreamObserver = HedgeStreams(nil)
+				}
+			})
 			tracer := &wonTracer{}
 			p := NewPolicy(WithHedging(HedgeDelayBounds(5*time.Millisecond, 5*time.Millisecond), HedgeMaxInFlight(2)),
 				WithTracer(tracer), WithSchema(mapSchema{}))

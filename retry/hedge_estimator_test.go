@@ -186,20 +186,44 @@ func TestHedgeEstimatorUnhedgedStatementsSetDelay(t *testing.T) {
 // each EXECUTE or BATCH is answered after ctrl(n) (n counts them from 1), or never
 // when drop.
 type rvServer struct {
-	ln   net.Listener
-	n    atomic.Int64
-	ctrl func(n int64) (delay time.Duration, drop bool)
-	wg   sync.WaitGroup
-	mu   sync.Mutex
-	cs   []net.Conn
+	ln  net.Listener
+	n   atomic.Int64
+	act func(n int64) hrAction
+	wg  sync.WaitGroup
+	mu  sync.Mutex
+	cs  []net.Conn
 }
 
+// hrAction is how the fake server answers one EXECUTE or BATCH.
+type hrAction struct {
+	delay time.Duration
+	drop  bool   // never answer
+	code  uint32 // 0: RESULT Void; else an ERROR with this code (hrErrorBody)
+}
+
+const (
+	hrUnavailable  = 0x1000
+	hrOverloaded   = 0x1001
+	hrWriteTimeout = 0x1100
+)
+
+// startRV starts a fake server answering the n-th EXECUTE or BATCH after ctrl(n), or
+// never when it says drop.
 func startRV(t *testing.T, ctrl func(n int64) (time.Duration, bool)) *rvServer {
+	return startRVAct(t, func(n int64) hrAction {
+		d, drop := ctrl(n)
+		return hrAction{delay: d, drop: drop}
+	})
+}
+
+// startRVAct is startRV with error answers too.
+func startRVAct(t *testing.T, act func(n int64) hrAction) *rvServer {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &rvServer{ln: ln, ctrl: ctrl}
+	s := &rvServer{ln: ln, act: act}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -258,12 +282,16 @@ func (s *rvServer) serve(c net.Conn) {
 		case 0x09: // PREPARE
 			write(stream, 0x08, rvPrepared(rvLongString(body)))
 		case 0x0A, 0x0D: // EXECUTE, BATCH
-			d, drop := s.ctrl(s.n.Add(1))
-			if drop {
+			a := s.act(s.n.Add(1))
+			if a.drop {
 				continue
 			}
 			go func() {
-				time.Sleep(d)
+				time.Sleep(a.delay)
+				if a.code != 0 {
+					write(stream, 0x00, hrErrorBody(a.code))
+					return
+				}
 				write(stream, 0x08, binary.BigEndian.AppendUint32(nil, 1)) // RESULT Void
 			}()
 		default:
@@ -271,6 +299,24 @@ func (s *rvServer) serve(c net.Conn) {
 			write(stream, 0x00, rvShort(res, "unsupported"))
 		}
 	}
+}
+
+// hrErrorBody is an ERROR frame's body with code and what gocql parses after it.
+func hrErrorBody(code uint32) []byte {
+	b := binary.BigEndian.AppendUint32(nil, code)
+	b = rvShort(b, "fake")
+	switch code {
+	case hrUnavailable:
+		b = binary.BigEndian.AppendUint16(b, 0x0006) // QUORUM
+		b = binary.BigEndian.AppendUint32(b, 2)
+		b = binary.BigEndian.AppendUint32(b, 1)
+	case hrWriteTimeout:
+		b = binary.BigEndian.AppendUint16(b, 0x0006)
+		b = binary.BigEndian.AppendUint32(b, 1)
+		b = binary.BigEndian.AppendUint32(b, 2)
+		b = rvShort(b, "SIMPLE")
+	}
+	return b
 }
 
 func rvLongString(b []byte) string {
@@ -337,14 +383,25 @@ func rvPrepared(stmt string) []byte {
 }
 
 func rvSession(t *testing.T, s *rvServer) *gocql.Session {
+	return fakeSession(t, s, 2*time.Second, func(cl *gocql.ClusterConfig) {
+		cl.PoolConfig.HostSelectionPolicy = HedgingHosts(gocql.RoundRobinHostPolicy())
+	})
+}
+
+// fakeSession is a one-connection session to s with client timeout timeout, edit
+// applied to its config (nil: none), closed at the end of the test.
+func fakeSession(t *testing.T, s *rvServer, timeout time.Duration, edit func(*gocql.ClusterConfig)) *gocql.Session {
+	t.Helper()
 	cl := gocql.NewCluster(s.ln.Addr().String())
 	cl.ProtoVersion = 4
 	cl.Keyspace = "ks"
 	cl.NumConns = 1
-	cl.Timeout = 2 * time.Second
+	cl.Timeout = timeout
 	cl.DisableInitialHostLookup = true
 	cl.Events.DisableSchemaEvents, cl.Events.DisableTopologyEvents, cl.Events.DisableNodeStatusEvents = true, true, true
-	cl.PoolConfig.HostSelectionPolicy = HedgingHosts(gocql.RoundRobinHostPolicy())
+	if edit != nil {
+		edit(cl)
+	}
 	sess, err := cl.CreateSession()
 	if err != nil {
 		t.Fatal(err)
@@ -555,19 +612,9 @@ func TestHedgeEstimatorRealGocqlDoubleLossRaisesDelay(t *testing.T) {
 				drop.Store(0)
 				return 0, false
 			})
-			cl := gocql.NewCluster(srv.ln.Addr().String())
-			cl.ProtoVersion = 4
-			cl.Keyspace = "ks"
-			cl.NumConns = 1
-			cl.Timeout = 100 * time.Millisecond
-			cl.DisableInitialHostLookup = true
-			cl.Events.DisableSchemaEvents, cl.Events.DisableTopologyEvents, cl.Events.DisableNodeStatusEvents = true, true, true
-			cl.PoolConfig.HostSelectionPolicy = HedgingHosts(gocql.RoundRobinHostPolicy())
-			sess, err := cl.CreateSession()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sess.Close()
+			sess := fakeSession(t, srv, 100*time.Millisecond, func(cl *gocql.ClusterConfig) {
+				cl.PoolConfig.HostSelectionPolicy = HedgingHosts(gocql.RoundRobinHostPolicy())
+			})
 			opts := []Option{WithHedging(), WithMaxAttempts(10), WithBackoff(2*time.Millisecond, 50*time.Millisecond),
 				WithSchema(mapSchema{})}
 			if nextHost {
@@ -630,19 +677,9 @@ func TestHedgeEstimatorRealGocqlLostResponsesLatchDelay(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var on atomic.Bool
 			srv := startRV(t, func(n int64) (time.Duration, bool) { return 0, on.Load() && n%10 == 0 })
-			cl := gocql.NewCluster(srv.ln.Addr().String())
-			cl.ProtoVersion = 4
-			cl.Keyspace = "ks"
-			cl.NumConns = 1
-			cl.Timeout = 100 * time.Millisecond
-			cl.DisableInitialHostLookup = true
-			cl.Events.DisableSchemaEvents, cl.Events.DisableTopologyEvents, cl.Events.DisableNodeStatusEvents = true, true, true
-			cl.PoolConfig.HostSelectionPolicy = HedgingHosts(gocql.RoundRobinHostPolicy())
-			sess, err := cl.CreateSession()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sess.Close()
+			sess := fakeSession(t, srv, 100*time.Millisecond, func(cl *gocql.ClusterConfig) {
+				cl.PoolConfig.HostSelectionPolicy = HedgingHosts(gocql.RoundRobinHostPolicy())
+			})
 			opts := []Option{WithHedging(HedgeDelayBounds(2*time.Millisecond, tc.ceiling)), WithMaxAttempts(10),
 				WithBackoff(2*time.Millisecond, 50*time.Millisecond), WithSchema(mapSchema{})}
 			if nextHost {

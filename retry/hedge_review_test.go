@@ -6,16 +6,11 @@ package retry
 // with Unavailable, Overloaded or WriteTimeout errors); no Cassandra.
 
 import (
-	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
-	"io"
-	"net"
 	"os"
 	"reflect"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,152 +18,34 @@ import (
 	"github.com/gocql/gocql"
 )
 
-// hrAction is how the fake server answers one EXECUTE or BATCH.
-type hrAction struct {
-	delay time.Duration
-	drop  bool   // never answer
-	code  uint32 // 0: RESULT Void; else an ERROR with this code
-}
-
-const (
-	hrUnavailable  = 0x1000
-	hrOverloaded   = 0x1001
-	hrWriteTimeout = 0x1100
-)
-
-// hrServer is rvServer with error answers; ctrl(n) is asked for the n-th EXECUTE/BATCH
-// (n from 1) while on, else the request is answered at once with success.
+// hrServer is rvServer with error answers (hrAction); ctrl(n) is asked for the n-th
+// EXECUTE/BATCH (n from 1) while on, else the request is answered at once with
+// success.
 type hrServer struct {
-	ln   net.Listener
-	on   atomic.Bool
-	n    atomic.Int64 // EXECUTE/BATCH seen while on
-	ctrl func(n int64) hrAction
-	wg   sync.WaitGroup
-	mu   sync.Mutex
-	cs   []net.Conn
+	*rvServer
+	on atomic.Bool
+	n  atomic.Int64 // EXECUTE/BATCH seen while on
 }
 
 func startHR(t *testing.T, ctrl func(n int64) hrAction) *hrServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &hrServer{ln: ln, ctrl: ctrl}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s.mu.Lock()
-			s.cs = append(s.cs, c)
-			s.mu.Unlock()
-			s.wg.Add(1)
-			go func() { defer s.wg.Done(); s.serve(c) }()
+	s := &hrServer{}
+	s.rvServer = startRVAct(t, func(int64) hrAction {
+		if !s.on.Load() {
+			return hrAction{}
 		}
-	}()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		s.mu.Lock()
-		for _, c := range s.cs {
-			_ = c.Close()
-		}
-		s.mu.Unlock()
-		s.wg.Wait()
+		return ctrl(s.n.Add(1))
 	})
 	return s
-}
-
-func hrErrorBody(code uint32) []byte {
-	b := binary.BigEndian.AppendUint32(nil, code)
-	b = rvShort(b, "fake")
-	switch code {
-	case hrUnavailable:
-		b = binary.BigEndian.AppendUint16(b, 0x0006) // QUORUM
-		b = binary.BigEndian.AppendUint32(b, 2)
-		b = binary.BigEndian.AppendUint32(b, 1)
-	case hrWriteTimeout:
-		b = binary.BigEndian.AppendUint16(b, 0x0006)
-		b = binary.BigEndian.AppendUint32(b, 1)
-		b = binary.BigEndian.AppendUint32(b, 2)
-		b = rvShort(b, "SIMPLE")
-	}
-	return b
-}
-
-func (s *hrServer) serve(c net.Conn) {
-	defer c.Close()
-	r := bufio.NewReader(c)
-	var wmu sync.Mutex
-	write := func(stream [2]byte, op byte, res []byte) {
-		wmu.Lock()
-		defer wmu.Unlock()
-		h := [9]byte{0x84, 0, stream[0], stream[1], op}
-		binary.BigEndian.PutUint32(h[5:], uint32(len(res)))
-		_, _ = c.Write(append(h[:], res...))
-	}
-	var hdr [9]byte
-	for {
-		if _, err := io.ReadFull(r, hdr[:]); err != nil {
-			return
-		}
-		body := make([]byte, binary.BigEndian.Uint32(hdr[5:]))
-		if _, err := io.ReadFull(r, body); err != nil {
-			return
-		}
-		stream := [2]byte{hdr[2], hdr[3]}
-		switch hdr[4] {
-		case 0x01, 0x0B:
-			write(stream, 0x02, nil)
-		case 0x05:
-			write(stream, 0x06, []byte{0, 0})
-		case 0x07:
-			write(stream, 0x08, rvQueryResult(rvLongString(body)))
-		case 0x09:
-			write(stream, 0x08, rvPrepared(rvLongString(body)))
-		case 0x0A, 0x0D:
-			a := hrAction{}
-			if s.on.Load() {
-				a = s.ctrl(s.n.Add(1))
-			}
-			if a.drop {
-				continue
-			}
-			go func() {
-				time.Sleep(a.delay)
-				if a.code != 0 {
-					write(stream, 0x00, hrErrorBody(a.code))
-					return
-				}
-				write(stream, 0x08, binary.BigEndian.AppendUint32(nil, 1))
-			}()
-		default:
-			res := binary.BigEndian.AppendUint32(nil, 0x000A)
-			write(stream, 0x00, rvShort(res, "unsupported"))
-		}
-	}
 }
 
 // hrSession is a single-node session through HedgingHosts; the statement is prepared
 // before it returns (server off).
 func hrSession(t *testing.T, s *hrServer, timeout time.Duration) *gocql.Session {
 	t.Helper()
-	cl := gocql.NewCluster(s.ln.Addr().String())
-	cl.ProtoVersion = 4
-	cl.Keyspace = "ks"
-	cl.NumConns = 1
-	cl.Timeout = timeout
-	cl.DisableInitialHostLookup = true
-	cl.Events.DisableSchemaEvents, cl.Events.DisableTopologyEvents, cl.Events.DisableNodeStatusEvents = true, true, true
-	cl.PoolConfig.HostSelectionPolicy = HedgingHosts(gocql.RoundRobinHostPolicy())
-	sess, err := cl.CreateSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sess.Close)
+	sess := fakeSession(t, s.rvServer, timeout, func(cl *gocql.ClusterConfig) {
+		cl.PoolConfig.HostSelectionPolicy = HedgingHosts(gocql.RoundRobinHostPolicy())
+	})
 	if err := sess.Query(hrStmt, 0, "v").Exec(); err != nil {
 		t.Fatal(err)
 	}
@@ -479,18 +356,7 @@ func TestReviewHedgeHeld(t *testing.T) {
 		WithSchema(mapSchema{"c.n": ColumnCounter}))
 	// A second session to the same node, without HedgingHosts (created before the server
 	// starts dropping: gocql's session set-up executes statements).
-	cl := gocql.NewCluster(srv.ln.Addr().String())
-	cl.ProtoVersion = 4
-	cl.Keyspace = "ks"
-	cl.NumConns = 1
-	cl.Timeout = 2 * time.Second
-	cl.DisableInitialHostLookup = true
-	cl.Events.DisableSchemaEvents, cl.Events.DisableTopologyEvents, cl.Events.DisableNodeStatusEvents = true, true, true
-	plain, err := cl.CreateSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer plain.Close()
+	plain := fakeSession(t, srv.rvServer, 2*time.Second, nil)
 	if err := plain.Query(hrStmt, 0, "v").Exec(); err != nil {
 		t.Fatal(err)
 	}

@@ -339,3 +339,39 @@ func TestHedgeTraceHearsHedges(t *testing.T) {
 		})
 	}
 }
+
+// TestHedgeHostsAnotherHostFirst: a hedge's iterator gives first the hosts no request of
+// the execution was given (the first execution had a; the hedges get b, then c), then
+// those given again, the first execution's host last; at most extra+1 of those.
+func TestHedgeHostsAnotherHostFirst(t *testing.T) {
+	a, b, c := &gocql.HostInfo{}, &gocql.HostInfo{}, &gocql.HostInfo{}
+	a.SetHostID("a")
+	b.SetHostID("b")
+	c.SetHostID("c")
+	h, _ := newHedger(nil)
+	_, _, x := h.begin(context.Background(), nopTrace{}, true)
+	inner := fakeHosts{hosts: []*gocql.HostInfo{a, b, c}}
+	first := hedgeIterator(inner.Pick(nil), 0, x)
+	if got := first().Info(); got != a {
+		t.Fatalf("first execution got %s, want a", got.HostID())
+	}
+	hedge1 := hedgeHosts(inner.Pick(nil), 1, x)
+	if got := hedge1().Info(); got != b {
+		t.Errorf("first hedge got %s, want b", got.HostID())
+	}
+	hedge2 := hedgeHosts(inner.Pick(nil), 1, x)
+	if got := hedge2().Info(); got != c {
+		t.Errorf("second hedge got %s, want c", got.HostID())
+	}
+	// Every host given: hedge2 again, then again — b, c before a; two at most (extra 1).
+	var again []string
+	for sh := hedge2(); sh != nil; sh = hedge2() {
+		again = append(again, sh.Info().HostID())
+	}
+	if !reflect.DeepEqual(again, []string{"b", "c"}) {
+		t.Errorf("hosts given again %v, want [b c] (the first execution's last, at most 2)", again)
+	}
+	if x.handed.Load() != 2 {
+		t.Errorf("%d hedges counted as given a host, want 2", x.handed.Load())
+	}
+}
