@@ -209,7 +209,7 @@ const (
 
 // startRV starts a fake server answering the n-th EXECUTE or BATCH after ctrl(n), or
 // never when it says drop.
-func startRV(t *testing.T, ctrl func(n int64) (time.Duration, bool)) *rvServer {
+func startRV(t testing.TB, ctrl func(n int64) (time.Duration, bool)) *rvServer {
 	return startRVAct(t, func(n int64) hrAction {
 		d, drop := ctrl(n)
 		return hrAction{delay: d, drop: drop}
@@ -217,7 +217,7 @@ func startRV(t *testing.T, ctrl func(n int64) (time.Duration, bool)) *rvServer {
 }
 
 // startRVAct is startRV with error answers too.
-func startRVAct(t *testing.T, act func(n int64) hrAction) *rvServer {
+func startRVAct(t testing.TB, act func(n int64) hrAction) *rvServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -382,7 +382,7 @@ func rvPrepared(stmt string) []byte {
 	return binary.BigEndian.AppendUint32(b, 0)
 }
 
-func rvSession(t *testing.T, s *rvServer) *gocql.Session {
+func rvSession(t testing.TB, s *rvServer) *gocql.Session {
 	return fakeSession(t, s, 2*time.Second, func(cl *gocql.ClusterConfig) {
 		cl.PoolConfig.HostSelectionPolicy = HedgingHosts(gocql.RoundRobinHostPolicy())
 	})
@@ -390,7 +390,7 @@ func rvSession(t *testing.T, s *rvServer) *gocql.Session {
 
 // fakeSession is a one-connection session to s with client timeout timeout, edit
 // applied to its config (nil: none), closed at the end of the test.
-func fakeSession(t *testing.T, s *rvServer, timeout time.Duration, edit func(*gocql.ClusterConfig)) *gocql.Session {
+func fakeSession(t testing.TB, s *rvServer, timeout time.Duration, edit func(*gocql.ClusterConfig)) *gocql.Session {
 	t.Helper()
 	cl := gocql.NewCluster(s.ln.Addr().String())
 	cl.ProtoVersion = 4
