@@ -101,6 +101,14 @@ func ParseColumns(ddl string) (*Columns, error) {
 	return p.out, nil
 }
 
+// Tables is the number of tables whose columns c knows (0 for a nil Columns).
+func (c *Columns) Tables() int {
+	if c == nil {
+		return 0
+	}
+	return len(c.tables)
+}
+
 // ColumnKind implements retry.Schema.
 func (c *Columns) ColumnKind(keyspace, table, column string) retry.ColumnKind {
 	if c == nil || c.tables == nil {

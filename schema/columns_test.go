@@ -308,3 +308,24 @@ func ExampleParseColumns() {
 	// true []
 	// false [non-frozen list assignment "items = ['a']" (each repeat appends another copy)]
 }
+
+func TestColumnsTables(t *testing.T) {
+	for ddl, want := range map[string]int{
+		"":                                    0,
+		"SELECT * FROM t;":                    0,
+		"CREATE TABLE t (k int PRIMARY KEY);": 1,
+		"CREATE TABLE a.t (k int PRIMARY KEY); CREATE TABLE b.t (k int PRIMARY KEY);": 2,
+		"CREATE TABLE t (k int PRIMARY KEY); DROP TABLE t;":                           0,
+	} {
+		cols, err := schema.ParseColumns(ddl)
+		if err != nil {
+			t.Fatalf("%q: %v", ddl, err)
+		}
+		if got := cols.Tables(); got != want {
+			t.Errorf("%q: Tables() = %d, want %d", ddl, got, want)
+		}
+	}
+	if (*schema.Columns)(nil).Tables() != 0 {
+		t.Error("nil Columns has tables")
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"log"
 	"os"
 	"strings"
 	"time"
@@ -30,6 +32,8 @@ type connFlags struct {
 	tlsServer    string
 	connectOnly  bool
 	timeout      time.Duration
+	verbose      bool
+	logOut       io.Writer
 }
 
 func (c *connFlags) register(fs *flag.FlagSet, keyspaceHelp string) {
@@ -43,7 +47,18 @@ func (c *connFlags) register(fs *flag.FlagSet, keyspaceHelp string) {
 	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM client key")
 	fs.StringVar(&c.tlsServer, "tls-server-name", "", "server name to verify (default: the host)")
 	fs.BoolVar(&c.connectOnly, "connect-only", false, "connect only to the given host, never to addresses the cluster announces (port mappings, NAT)")
-	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "per-request timeout")
+	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "per-request timeout; also bounds connecting")
+	fs.BoolVar(&c.verbose, "v", false, "show the driver's (gocql's) own log on stderr")
+	c.logOut = fs.Output()
+}
+
+// logger is where gocql's log goes: nowhere by default (its reconnect chatter would
+// bury the one line that says what is wrong), stderr with -v.
+func (c *connFlags) logger() gocql.StdLogger {
+	if !c.verbose || c.logOut == nil {
+		return harness.QuietLogger()
+	}
+	return log.New(c.logOut, "gocql: ", log.LstdFlags)
 }
 
 func (c *connFlags) cluster() (*gocql.ClusterConfig, error) {
@@ -61,6 +76,7 @@ func (c *connFlags) cluster() (*gocql.ClusterConfig, error) {
 	cl.ProtoVersion = 4
 	cl.Timeout = c.timeout
 	cl.ConnectTimeout = c.timeout
+	cl.Logger = c.logger()
 	if c.username != "" {
 		if c.passwordFile == "" {
 			return nil, usageError{errors.New("--username needs --password-file")}
@@ -105,16 +121,67 @@ func (c *connFlags) cluster() (*gocql.ClusterConfig, error) {
 	return cl, nil
 }
 
+// session connects within --timeout. A named host that refuses, cannot be reached or
+// never answers CQL ends the command with one line: which host, what happened, what to
+// try.
 func (c *connFlags) session(ctx context.Context) (*gocql.Session, error) {
 	cl, err := c.cluster()
 	if err != nil {
 		return nil, err
 	}
-	s, err := cl.CreateSession()
-	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", c.hosts, err)
+	// --timeout ends the wait through ctx; gocql's own handshake timeout runs a little
+	// longer so the message is ours ("gave no CQL answer"), not its generic one.
+	cl.ConnectTimeout = c.timeout + time.Second
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	if err := harness.Probe(ctx, cl.Hosts); err != nil {
+		return nil, connectError(err)
 	}
-	return s, ctx.Err()
+	s, err := harness.CreateSession(ctx, cl)
+	if err != nil && cl.Keyspace != "" && errors.Is(err, gocql.ErrNoConnectionsStarted) {
+		// gocql says only "no connections were made" when USE of the keyspace failed.
+		err = c.missingKeyspace(ctx, cl, err)
+	}
+	if err != nil {
+		return nil, connectError(err)
+	}
+	return s, nil
+}
+
+// missingKeyspace tells a keyspace that does not exist from other reasons a session
+// bound to it could not start.
+func (c *connFlags) missingKeyspace(ctx context.Context, cl *gocql.ClusterConfig, err error) error {
+	bare := *cl
+	bare.Keyspace = ""
+	s, berr := harness.CreateSession(ctx, &bare)
+	if berr != nil {
+		return err
+	}
+	defer s.Close()
+	var name string
+	qerr := s.Query(`SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = ?`, cl.Keyspace).
+		WithContext(ctx).Scan(&name)
+	if errors.Is(qerr, gocql.ErrNotFound) {
+		return fmt.Errorf("%w: %q on %s (check --keyspace; names are case-sensitive when quoted)", errNoKeyspace, cl.Keyspace, c.hosts)
+	}
+	return err
+}
+
+// errNoKeyspace: --keyspace names a keyspace the cluster does not have.
+var errNoKeyspace = errors.New("no such keyspace")
+
+// connectError is the one line a failed connect prints.
+func connectError(err error) error {
+	var he *harness.HostError
+	if errors.Is(err, errNoKeyspace) {
+		return err
+	}
+	if errors.As(err, &he) {
+		return fmt.Errorf("cannot connect to %s: %s; check --hosts, or start a local node with scripts/native-node.sh start and pass the host:port it prints (or set %s)",
+			he.Host, he.Reason, harness.EnvHosts)
+	}
+	// gocql joins per-host errors with newlines: keep it one line.
+	return fmt.Errorf("cannot connect: %s", strings.Join(strings.Fields(err.Error()), " "))
 }
 
 func parseConsistency(s string) (gocql.Consistency, error) {

@@ -61,9 +61,17 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	start := time.Now()
 	progress := func(msg string) { fmt.Fprintf(stderr, "[%5.1fs] %s\n", time.Since(start).Seconds(), msg) }
-	opts := []harness.Option{harness.WithProgress(progress)}
+	opts := []harness.Option{harness.WithProgress(progress), harness.WithLogger(cf.logger())}
 	if strings.TrimSpace(cf.hosts) != "" {
-		opts = append(opts, harness.WithHosts(cf.hosts))
+		// Hosts the user named get --timeout, not the wait for a node the harness
+		// starts itself: a typo fails in seconds with one line.
+		cf.keyspace = ""
+		s, err := cf.session(ctx)
+		if err != nil {
+			return err
+		}
+		s.Close()
+		opts = append(opts, harness.WithHosts(cf.hosts), harness.WithStartTimeout(cf.timeout))
 	}
 	node, err := harness.Start(ctx, opts...)
 	//lint:ignore SA5001 Close is nil-safe: cleanup is registered before the error check, as in testcontainers-go

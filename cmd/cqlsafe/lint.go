@@ -116,7 +116,11 @@ func runLint(ctx context.Context, args []string, stdout, stderr io.Writer, stdin
 	j.policy = retry.NewPolicy(opts...)
 	var all []lintStatement
 	for _, in := range inputs {
-		all = append(all, j.text(in.name, in.text)...)
+		sts := j.text(in.name, in.text)
+		if err := notCQL(in.name, sts); err != nil {
+			return err
+		}
+		all = append(all, sts...)
 	}
 	bad := false
 	for _, st := range all {
@@ -169,6 +173,24 @@ func runLint(ctx context.Context, args []string, stdout, stderr io.Writer, stdin
 	return nil
 }
 
+// notCQL is the usage error for a file none of whose statements is CQL (a wrong file
+// named, prose, a binary): one line, exit 2, rather than a "NOT IDEMPOTENT" per line.
+func notCQL(file string, sts []lintStatement) error {
+	if len(sts) == 0 {
+		return nil
+	}
+	for _, st := range sts {
+		if st.Kind != retry.KindUnknown.String() {
+			return nil
+		}
+	}
+	why := "no statement recognised"
+	if len(sts[0].Reasons) > 0 {
+		why = sts[0].Reasons[0]
+	}
+	return usageError{fmt.Errorf("lint: %s is not CQL: line %d: %s", file, sts[0].Line, oneLine(why))}
+}
+
 // readColumns reads --schema's column types; a malformed file is a usage error that
 // points at the line.
 func readColumns(file string) (*schema.Columns, error) {
@@ -183,6 +205,8 @@ func readColumns(file string) (*schema.Columns, error) {
 		return nil, usageError{fmt.Errorf("lint: --schema %s:%d:%d: %s", file, de.Line, de.Column, de.Reason)}
 	case err != nil:
 		return nil, usageError{fmt.Errorf("lint: --schema %s: %w", file, err)}
+	case cols.Tables() == 0:
+		return nil, usageError{fmt.Errorf("lint: --schema %s has no CREATE TABLE: it gives no column types", file)}
 	}
 	return cols, nil
 }

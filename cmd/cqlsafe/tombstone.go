@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -139,6 +140,24 @@ func parseKey(t *overwrite.Table, s string) (map[string]any, error) {
 			return nil, fmt.Errorf("--key %s: %v", c.Name, err)
 		}
 		out[c.Name] = v
+	}
+	// The row is named by its whole primary key, nothing else: a partial key or a
+	// regular column would name another row, or none.
+	var keyNames []string
+	for _, c := range t.KeyColumns() {
+		keyNames = append(keyNames, c.Name)
+	}
+	for _, c := range t.KeyColumns() {
+		if _, ok := out[c.Name]; !ok {
+			return nil, fmt.Errorf("--key: missing %q: name every primary key column (%s)", c.Name, strings.Join(keyNames, ", "))
+		}
+	}
+	if len(out) != len(keyNames) {
+		for name := range out {
+			if !slices.Contains(keyNames, name) {
+				return nil, fmt.Errorf("--key: %q is not a primary key column (%s)", name, strings.Join(keyNames, ", "))
+			}
+		}
 	}
 	return out, nil
 }

@@ -53,6 +53,7 @@ type Node struct {
 	version    string
 	source     string
 	startErr   error
+	logger     gocql.StdLogger
 }
 
 // Option configures Start.
@@ -67,6 +68,7 @@ type config struct {
 	paths        []string
 	startTimeout time.Duration
 	progress     func(string)
+	logger       gocql.StdLogger
 }
 
 // The ways Start can get a Cassandra besides CQLSAFE_CASSANDRA_HOSTS, in its default order.
@@ -185,6 +187,15 @@ func WithProgress(f func(msg string)) Option {
 	}
 }
 
+// WithLogger sets the gocql logger of every session the node's Cluster makes (default:
+// gocql's global logger, which writes to the standard log).
+func WithLogger(l gocql.StdLogger) Option {
+	return func(c *config) error {
+		c.logger = l
+		return nil
+	}
+}
+
 // Start finds or starts a Cassandra and waits until it is ready: a gocql session answers
 // and schema agreement holds. With hosts (option or CQLSAFE_CASSANDRA_HOSTS) it only
 // connects to them. Otherwise it tries, in order (CQLSAFE_CASSANDRA_PATHS changes it):
@@ -212,7 +223,7 @@ func Start(ctx context.Context, opts ...Option) (*Node, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.startTimeout)
 	defer cancel()
 
-	n := &Node{}
+	n := &Node{logger: c.logger}
 	if len(c.hosts) > 0 {
 		n.hosts = c.hosts
 		n.source = "hosts " + strings.Join(c.hosts, ",")
@@ -226,6 +237,11 @@ func Start(ctx context.Context, opts ...Option) (*Node, error) {
 		}
 		if cmd := strings.Fields(os.Getenv(EnvNodetool)); len(cmd) > 0 {
 			n.nodetool = cmd
+		}
+		// Named hosts are the user's: when none of them even accepts TCP, say so now
+		// rather than wait out the start timeout meant for a node the harness starts.
+		if err := Probe(ctx, n.hosts); err != nil {
+			return n, fmt.Errorf("%w: %s: %w", ErrUnavailable, n.source, err)
 		}
 		c.progress("waiting for CQL and schema agreement on " + strings.Join(n.hosts, ","))
 		if err := n.waitReady(ctx); err != nil {
@@ -261,7 +277,7 @@ func Start(ctx context.Context, opts ...Option) (*Node, error) {
 		cctx, ccancel := context.WithTimeout(context.Background(), time.Minute)
 		_ = n.Close(cctx)
 		ccancel()
-		n = &Node{}
+		n = &Node{logger: c.logger}
 	}
 	return n, failed
 }
@@ -327,6 +343,7 @@ func (n *Node) Cluster(keyspace string) *gocql.ClusterConfig {
 	cl.ConnectTimeout = 15 * time.Second
 	cl.Consistency = gocql.Quorum
 	cl.NumConns = 1
+	cl.Logger = n.logger
 	if n.translator != nil {
 		cl.AddressTranslator = n.translator
 		// The node announces its container address; only the published port is reachable.
@@ -367,7 +384,7 @@ func (n *Node) checkReady(ctx context.Context) error {
 	cl := n.Cluster("")
 	cl.Timeout = 5 * time.Second
 	cl.ConnectTimeout = 5 * time.Second
-	s, err := cl.CreateSession()
+	s, err := CreateSession(ctx, cl)
 	if err != nil {
 		return err
 	}
