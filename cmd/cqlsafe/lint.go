@@ -218,24 +218,6 @@ type judge struct {
 	typed    bool   // column types given (--schema or --hosts)
 }
 
-// verdict judges one statement as it stands, without values. A bind marker assigned
-// whole to a column the types call a non-frozen list makes it not repeatable (any
-// non-empty list bound there appends a copy on repeat); lint has no values, so it asks
-// the Policy about a value that is non-empty but not list-shaped in every position:
-// that trips exactly the markers typed as non-frozen lists — markers of other columns
-// carry no condition, and those of unknown type are judged by the value's shape.
-func (j judge) verdict(keyspace, stmt string, markers int) retry.Verdict {
-	v := j.policy.Repeatable(keyspace, stmt, nil)
-	if !v.Idempotent || markers == 0 {
-		return v
-	}
-	probe := make([]any, markers)
-	for i := range probe {
-		probe[i] = 1
-	}
-	return j.policy.Repeatable(keyspace, stmt, probe)
-}
-
 func (j judge) text(file, text string) []lintStatement {
 	stmts, err := schema.Statements(text)
 	if err != nil {
@@ -256,16 +238,10 @@ func (j judge) text(file, text string) []lintStatement {
 			pos += at + len(st)
 		}
 		toks, _ := cqltext.Lex(st) // lexed already as part of text
-		markers := 0
-		for _, t := range toks {
-			if t.Kind == cqltext.Bind {
-				markers++
-			}
-		}
 		if len(toks) == 2 && toks[0].Is("use") {
 			keyspace = identName(toks[1])
 		}
-		v := j.verdict(keyspace, st, markers)
+		v := j.policy.Lint(keyspace, st)
 		out[i] = lintStatement{File: file, Line: line, Statement: st, Kind: v.Kind.String(), Idempotent: v.Idempotent,
 			Reasons: v.Reasons, Findings: []schema.Finding{}, Conditions: []string{}}
 		if out[i].Reasons == nil {

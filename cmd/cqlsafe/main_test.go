@@ -263,7 +263,7 @@ func TestLintSchemaFile(t *testing.T) {
 			t.Errorf("with --schema %s: ok = %v, want %v", q.stmt, typed[i], q.withTypes)
 		}
 	}
-	if code != 1 || !strings.Contains(out, `queries.cql:6:   reason: non-empty value bound to non-frozen list "l"`) {
+	if code != 1 || !strings.Contains(out, `queries.cql:6:   reason: non-frozen list "l" assigned whole from bind marker 1`) {
 		t.Errorf("exit %d\n%s", code, out)
 	}
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"go/token"
 	"io"
 	"os"
 	"path/filepath"
@@ -27,6 +28,11 @@ RULE there. The same analyzer runs under go vet:
 
   go vet -vettool=$(which cqlsafevet) ./...
 
+With -v it also lists what it could not analyse (rule "not-analysed", in --json too):
+Query/Bind calls whose CQL is built at run time, and wrappers — functions that pass
+their own CQL parameter on to the driver, whose statements are at their callers. These
+notes do not change the exit status.
+
 Exit status: 0 when nothing was found, 1 when something was, 2 on a usage error, an
 unreadable --schema file or packages that do not load.`
 
@@ -44,6 +50,7 @@ func runVet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := newFlagSet("vet [--json] [--schema FILE.cql] [packages]", stderr, vetHelp)
 	asJSON := fs.Bool("json", false, "print a JSON array of findings")
 	schemaFile := fs.String("schema", "", "CQL file whose CREATE TABLE statements give column kinds and primary keys")
+	verbose := fs.Bool("v", false, "also list the driver calls whose CQL was not analysed (rule not-analysed)")
 	if err := fs.Parse(args); err != nil {
 		return flagErr(err)
 	}
@@ -71,30 +78,44 @@ func runVet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("vet: %w", err)
 	}
 	wd, _ := os.Getwd()
-	findings := []vetFinding{}
+	findings, notes := []vetFinding{}, []vetFinding{}
 	seen := map[string]bool{} // a file is in a package and in its test variant
 	for _, act := range graph.Roots {
 		if act.Err != nil {
 			return fmt.Errorf("vet: %s: %w", act.Package.PkgPath, act.Err)
 		}
-		for _, d := range act.Diagnostics {
-			p := act.Package.Fset.Position(d.Pos)
+		add := func(pos token.Pos, rule, msg string, fixes []analysis.SuggestedFix) {
+			p := act.Package.Fset.Position(pos)
 			name := p.Filename
 			if rel, err := filepath.Rel(wd, name); err == nil && filepath.IsLocal(rel) {
 				name = rel
 			}
-			key := fmt.Sprintf("%s:%d:%d:%s", name, p.Line, p.Column, d.Message)
+			key := fmt.Sprintf("%s:%d:%d:%s", name, p.Line, p.Column, msg)
 			if seen[key] {
-				continue
+				return
 			}
 			seen[key] = true
-			f := vetFinding{File: name, Line: p.Line, Column: p.Column, Rule: d.Category, Message: d.Message}
-			for _, fix := range d.SuggestedFixes {
+			f := vetFinding{File: name, Line: p.Line, Column: p.Column, Rule: rule, Message: msg}
+			for _, fix := range fixes {
 				f.Fixes = append(f.Fixes, fix.Message)
 			}
-			findings = append(findings, f)
+			if rule == vet.RuleNotAnalysed {
+				notes = append(notes, f)
+			} else {
+				findings = append(findings, f)
+			}
+		}
+		for _, d := range act.Diagnostics {
+			add(d.Pos, d.Category, d.Message, d.SuggestedFixes)
+		}
+		if res, ok := act.Result.(*vet.Result); ok && *verbose {
+			for _, n := range res.NotAnalysed {
+				add(n.Pos, vet.RuleNotAnalysed, vet.RuleNotAnalysed+": "+n.Reason, nil)
+			}
 		}
 	}
+	found := len(findings)
+	findings = append(findings, notes...)
 	sort.Slice(findings, func(i, j int) bool {
 		a, b := findings[i], findings[j]
 		if a.File != b.File {
@@ -116,7 +137,7 @@ func runVet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			fmt.Fprintf(stdout, "%s:%d:%d: %s\n", f.File, f.Line, f.Column, f.Message)
 		}
 	}
-	if len(findings) > 0 {
+	if found > 0 {
 		return exitError{1}
 	}
 	return nil

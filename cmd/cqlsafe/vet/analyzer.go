@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"reflect"
 	"strings"
 	"sync"
 
@@ -22,6 +23,9 @@ const (
 	RuleServerNondeterminism = "server-nondeterminism"
 	RuleUnpinnedTimestamp    = "unpinned-timestamp"
 	RuleListAssignment       = "list-assignment"
+	// RuleNotAnalysed names the notes of Result.NotAnalysed (cqlsafe vet -v): a
+	// statement site whose CQL the analyzer could not read. Never a diagnostic.
+	RuleNotAnalysed = "not-analysed"
 )
 
 // Rules lists every rule name.
@@ -53,11 +57,12 @@ var Analyzer = newFlagged()
 // sch (nil: none, as without -schema).
 func New(sch *Schema) *analysis.Analyzer {
 	return &analysis.Analyzer{
-		Name:     "cqlsafe",
-		Doc:      doc,
-		URL:      "https://github.com/cqlsafe/cqlsafe#cqlsafe-vet",
-		Requires: []*analysis.Analyzer{inspect.Analyzer},
-		Run:      func(pass *analysis.Pass) (any, error) { return nil, run(pass, sch) },
+		Name:       "cqlsafe",
+		Doc:        doc,
+		URL:        "https://github.com/cqlsafe/cqlsafe#cqlsafe-vet",
+		Requires:   []*analysis.Analyzer{inspect.Analyzer},
+		Run:        func(pass *analysis.Pass) (any, error) { return run(pass, sch) },
+		ResultType: reflect.TypeFor[*Result](),
 	}
 }
 
@@ -77,7 +82,7 @@ func newFlagged() *analysis.Analyzer {
 		if err != nil {
 			return nil, err
 		}
-		return nil, run(pass, sch)
+		return run(pass, sch)
 	}
 	return a
 }
@@ -92,9 +97,11 @@ type checker struct {
 	cluster  policyState                 // the package's gocql ClusterConfig retry policy
 	toCql    map[types.Object]string     // stmt, names := <qb>.ToCql()
 	reported map[string]bool
+	policy   *retry.Policy // judges every statement: the library's verdict, not a copy
+	result   *Result
 }
 
-func run(pass *analysis.Pass, sch *Schema) error {
+func run(pass *analysis.Pass, sch *Schema) (*Result, error) {
 	c := &checker{
 		pass:     pass,
 		sch:      sch,
@@ -103,6 +110,12 @@ func run(pass *analysis.Pass, sch *Schema) error {
 		ignores:  map[string]map[int][]string{},
 		toCql:    map[types.Object]string{},
 		reported: map[string]bool{},
+		result:   &Result{},
+	}
+	if sch != nil {
+		c.policy = retry.NewPolicy(retry.WithSchema(sch.retrySchema()))
+	} else {
+		c.policy = retry.NewPolicy()
 	}
 	for id, obj := range pass.TypesInfo.Uses {
 		c.uses[obj] = append(c.uses[obj], id)
@@ -133,7 +146,7 @@ func run(pass *analysis.Pass, sch *Schema) error {
 			c.checkFunc(f, fd.Body)
 		}
 	}
-	return nil
+	return c.result, nil
 }
 
 // report emits one diagnostic unless an ignore comment silences it or it was
@@ -188,12 +201,11 @@ func (c *checker) parent(n ast.Node) ast.Node {
 	}
 }
 
-// classify judges cql with the schema's column kinds when there is one.
+// classify is the library's verdict on cql as it stands in the source (Policy.Lint),
+// with the schema's column kinds when there is one: what cqlsafe lint and a Policy
+// say of the same statement.
 func (c *checker) classify(cql string) retry.Verdict {
-	if c.sch != nil {
-		return retry.ClassifyWithSchema(cql, c.sch.retrySchema())
-	}
-	return retry.Classify(cql)
+	return c.policy.Lint("", cql)
 }
 
 // short abbreviates CQL for messages.

@@ -6,6 +6,7 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
+	"slices"
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
@@ -76,9 +77,6 @@ func (c *checker) checkFunc(file *ast.File, body *ast.BlockStmt) {
 }
 
 func isServerFnReason(r string) bool { return strings.Contains(r, "non-deterministic function") }
-func isListReason(r string) bool {
-	return strings.Contains(r, "list literal assigned") || strings.Contains(r, "non-frozen list assignment")
-}
 
 // statementRules are the rules one statement breaks wherever it is executed.
 func (c *checker) statementRules(file *ast.File, s *site) {
@@ -92,32 +90,15 @@ func (c *checker) statementRules(file *ast.File, s *site) {
 			c.report(pos, RuleServerNondeterminism, fmt.Sprintf("%s is evaluated by the server on every attempt, so a retried write stores a different value than the first; fix: compute the value on the client once, before the first attempt (clientid.NewTimeUUID(t), a bound time) and bind it", fn))
 		}
 	}
-	stmts := []*statement{s.stmt}
 	if s.stmt.kind == "batch" {
-		stmts = s.stmt.inner
 		bt := map[string]int{"logged": 0, "unlogged": 1, "counter": 2}[s.stmt.batchType]
-		c.batchStatementRules(pos, stmts, bt, s.values)
+		c.batchStatementRules(pos, s.stmt.inner, bt, s.values)
 	}
-	for _, st := range stmts {
-		for _, a := range st.set {
-			if a.increment {
-				continue
-			}
-			switch c.sch.kind(st, a.column) {
-			case kindList:
-				whole := a.listLit
-				for _, b := range st.binds {
-					whole = whole || (b.set && b.column == a.column)
-				}
-				if whole {
-					c.report(pos, RuleListAssignment, fmt.Sprintf("%q is a non-frozen list: assigning it whole is not idempotent, a repeat appends another copy (elements are keyed by server time); fix: make it frozen<list<…>> (or a set), or never retry this write", a.column))
-				}
-			case kindUnknown:
-				if a.listLit {
-					c.report(pos, RuleListAssignment, fmt.Sprintf("list literal assigned to %q: if it is a non-frozen list, a repeat appends another copy (elements are keyed by server time); fix: make it frozen<list<…>> or a set (-schema tells the analyzer)", a.column))
-				}
-			}
-		}
+	// Whole-list assignments are the library's verdict (retry.Policy.Lint), so vet and
+	// the Policy never disagree: an empty list literal, a frozen list or a set is not
+	// reported; a list literal or a bind marker assigned to a non-frozen list is.
+	if la := s.verdict.ListAssignments(); len(la) > 0 {
+		c.report(pos, RuleListAssignment, fmt.Sprintf("%s; fix: make the column frozen<list<…>> (or a set), or never retry this write", strings.Join(dedupe(la), "; ")))
 	}
 	c.nilRule(file, s)
 }
@@ -178,8 +159,9 @@ func (c *checker) execRules(fl *flow, entries []*site, batchType int) {
 		}
 		writes = true
 		pinned = pinned && s.stmt.timestamp
+		la := s.verdict.ListAssignments()
 		for _, r := range s.verdict.Reasons {
-			if !isServerFnReason(r) && !isListReason(r) {
+			if !isServerFnReason(r) && !slices.Contains(la, r) {
 				reasons = append(reasons, r)
 			}
 		}

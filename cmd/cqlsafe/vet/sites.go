@@ -82,6 +82,7 @@ func (c *checker) findSite(call *ast.CallExpr) *site {
 		cql, ok = c.toCqlOf(call.Args[0])
 	}
 	if !ok {
+		c.notAnalysed(call)
 		return nil
 	}
 	var values []ast.Expr

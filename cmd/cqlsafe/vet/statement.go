@@ -36,7 +36,6 @@ type bind struct {
 type assignment struct {
 	column    string
 	increment bool // c = c + …, c = … + c: a counter update or collection append
-	listLit   bool // c = [ … ]
 	numeric   bool // the increment adds a number literal: a counter
 }
 
@@ -226,7 +225,7 @@ func (p *parser) insert() {
 		return
 	}
 	for k, v := range vals {
-		a := assignment{column: cols[k], listLit: len(v) > 0 && v[0].IsPunct("[")}
+		a := assignment{column: cols[k]}
 		s.set = append(s.set, a)
 		if len(v) == 1 && (v[0].Kind == cqltext.String || v[0].Kind == cqltext.Number) {
 			s.keyLits[cols[k]] = v[0].Text
@@ -342,7 +341,6 @@ func (p *parser) update() {
 		a := assignment{column: col}
 		if eq+1 < len(as) {
 			rhs := as[eq+1:]
-			a.listLit = whole && rhs[0].IsPunct("[")
 			// c = c + 1, c = c - 3, c = 2 + c: the operand other than c is one number.
 			if len(rhs) == 3 && (rhs[1].IsPunct("+") || rhs[1].IsPunct("-")) {
 				for k, other := range map[int]int{0: 2, 2: 0} {

@@ -1,7 +1,9 @@
 package vet_test
 
 import (
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/tools/go/analysis/analysistest"
@@ -43,5 +45,25 @@ func TestVetSchemaFlag(t *testing.T) {
 func TestVetBadSchema(t *testing.T) {
 	if _, err := vet.ParseSchema("CREATE TABLE t (a int);"); err == nil {
 		t.Fatal("a table without a primary key was accepted")
+	}
+}
+
+// TestVetNotAnalysed: CQL the analyzer cannot read is listed, not passed over in
+// silence — a wrapper's parameter as a wrapper, CQL built at run time as such.
+func TestVetNotAnalysed(t *testing.T) {
+	res := analysistest.Run(t, analysistest.TestData(), vet.New(nil), "wrapper")
+	var got []string
+	for _, r := range res {
+		vr, ok := r.Result.(*vet.Result)
+		if !ok {
+			t.Fatalf("result %T, want *vet.Result", r.Result)
+		}
+		for _, n := range vr.NotAnalysed {
+			got = append(got, fmt.Sprintf("%d: %s", r.Pass.Fset.Position(n.Pos).Line, n.Reason))
+		}
+	}
+	if len(got) != 2 || !strings.HasPrefix(got[0], "15: CQL reaches the driver through a wrapper: (*Session).Query passes its parameter stmt on") ||
+		!strings.HasPrefix(got[1], "19: CQL built at run time, not a constant") {
+		t.Errorf("not analysed:\n%s", strings.Join(got, "\n"))
 	}
 }

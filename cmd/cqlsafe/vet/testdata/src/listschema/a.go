@@ -3,11 +3,11 @@ package listschema
 import "github.com/gocql/gocql"
 
 func assignList(s *gocql.Session, id string, tags []string) error {
-	return s.Query("UPDATE users SET tags = ? WHERE id = ?", tags, id).Exec() // want `list-assignment: "tags" is a non-frozen list`
+	return s.Query("UPDATE users SET tags = ? WHERE id = ?", tags, id).Exec() // want `list-assignment: non-frozen list "tags" assigned whole from bind marker 1`
 }
 
 func insertList(s *gocql.Session, id string, tags []string) error {
-	return s.Query("INSERT INTO users (id, tags) VALUES (?, ?)", id, tags).Exec() // want `list-assignment: "tags" is a non-frozen list`
+	return s.Query("INSERT INTO users (id, tags) VALUES (?, ?)", id, tags).Exec() // want `list-assignment: non-frozen list "tags" assigned whole from bind marker 2`
 }
 
 func counterBound(s *gocql.Session) error {

@@ -1,0 +1,73 @@
+package vet
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+)
+
+// Result is what one pass of the analyzer leaves beside its diagnostics: the places
+// where CQL reaches a driver but was not read, so that silence is not taken for safety.
+type Result struct {
+	NotAnalysed []NotAnalysed
+}
+
+// NotAnalysed is one statement site whose CQL the analyzer could not read.
+type NotAnalysed struct {
+	Pos    token.Pos
+	Reason string // "CQL reaches the driver through a wrapper: (*Session).Query passes …"
+}
+
+// notAnalysed records a Query/Bind call of a driver or look-alike whose CQL is not a
+// constant. When the CQL is a parameter of the enclosing function, that function is a
+// wrapper: the statements are in its callers, which the analyzer does not follow.
+func (c *checker) notAnalysed(call *ast.CallExpr) {
+	arg := ast.Unparen(call.Args[0])
+	reason := "CQL built at run time, not a constant"
+	if id, ok := arg.(*ast.Ident); ok {
+		if v, ok := c.pass.TypesInfo.Uses[id].(*types.Var); ok {
+			if fn := c.enclosingFunc(call); fn != "" && c.isParam(call, v) {
+				reason = fmt.Sprintf("CQL reaches the driver through a wrapper: %s passes its parameter %s on, so its statements are at its callers", fn, v.Name())
+			}
+		}
+	}
+	c.result.NotAnalysed = append(c.result.NotAnalysed, NotAnalysed{Pos: call.Pos(), Reason: reason})
+}
+
+// enclosingFunc names the function declaration holding n ("" for none).
+func (c *checker) enclosingFunc(n ast.Node) string {
+	for p := c.parents[n]; p != nil; p = c.parents[p] {
+		if fd, ok := p.(*ast.FuncDecl); ok {
+			if fd.Recv != nil && len(fd.Recv.List) == 1 {
+				return fmt.Sprintf("(%s).%s", types.ExprString(fd.Recv.List[0].Type), fd.Name.Name)
+			}
+			return fd.Name.Name
+		}
+	}
+	return ""
+}
+
+// isParam reports whether v is a parameter of the function (or closure) holding n.
+func (c *checker) isParam(n ast.Node, v *types.Var) bool {
+	for p := c.parents[n]; p != nil; p = c.parents[p] {
+		var ft *ast.FuncType
+		switch f := p.(type) {
+		case *ast.FuncDecl:
+			ft = f.Type
+		case *ast.FuncLit:
+			ft = f.Type
+		default:
+			continue
+		}
+		for _, field := range ft.Params.List {
+			for _, name := range field.Names {
+				if c.pass.TypesInfo.Defs[name] == v {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return false
+}
