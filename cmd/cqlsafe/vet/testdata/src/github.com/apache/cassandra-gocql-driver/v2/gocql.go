@@ -21,7 +21,7 @@ type Session struct{}
 func (s *Session) Query(stmt string, values ...any) *Query { return &Query{} }
 
 // Batch starts a batch (v2 deprecates NewBatch).
-func (s *Session) Batch(typ BatchType) *Batch { return &Batch{Type: typ} }
+func (s *Session) Batch(typ BatchType) *Batch  { return &Batch{Type: typ} }
 func (s *Session) ExecuteBatch(b *Batch) error { return nil }
 
 type Query struct{}
