@@ -8,6 +8,7 @@ import (
 	"github.com/gocql/gocql"
 )
 
+// valuesDiffer compares two Go values as typ serializes them; known is false when it
 // cannot tell (a value typ does not serialize).
 func valuesDiffer(typ gocql.TypeInfo, a, b any, multi bool) (differs, known bool) {
 	ab, err1 := marshalCanonical(typ, a, multi)
