@@ -241,8 +241,10 @@ func posAt(st []cqltext.Token, i int) int {
 }
 
 // body returns the definitions between st[i] == "(" and its match, split at top-level
-// commas, and the index after the ")".
-func (p *ddlParser) body(st []cqltext.Token, i int) ([][]cqltext.Token, int, error) {
+// commas, and the index after the ")". With create (CREATE TABLE/TYPE) an empty
+// definition after the first is skipped, as Cassandra's grammar does
+// ('(' def ( ',' def? )* ')'): schemas in the wild end with "last_col type,\n)".
+func (p *ddlParser) body(st []cqltext.Token, i int, create bool) ([][]cqltext.Token, int, error) {
 	if i >= len(st) || !st[i].IsPunct("(") {
 		return nil, 0, p.errAt(posAt(st, i), "expected ( and column definitions")
 	}
@@ -254,7 +256,7 @@ func (p *ddlParser) body(st []cqltext.Token, i int) ([][]cqltext.Token, int, err
 		case st[j].IsPunct(")"):
 			depth--
 			if depth == 0 {
-				defs, err := p.splitDefs(st[i+1:j], st[j].Pos)
+				defs, err := p.splitDefs(st[i+1:j], st[j].Pos, create)
 				return defs, j + 1, err
 			}
 		}
@@ -262,8 +264,9 @@ func (p *ddlParser) body(st []cqltext.Token, i int) ([][]cqltext.Token, int, err
 	return nil, 0, p.errAt(st[i].Pos, "unclosed (")
 }
 
-// splitDefs splits at commas outside () and <>; an empty definition is an error.
-func (p *ddlParser) splitDefs(t []cqltext.Token, closePos int) ([][]cqltext.Token, error) {
+// splitDefs splits at commas outside () and <>; an empty definition is an error, but
+// with skipEmpty only the first one is.
+func (p *ddlParser) splitDefs(t []cqltext.Token, closePos int, skipEmpty bool) ([][]cqltext.Token, error) {
 	var out [][]cqltext.Token
 	depth, start := 0, 0
 	for i := 0; i <= len(t); i++ {
@@ -278,6 +281,10 @@ func (p *ddlParser) splitDefs(t []cqltext.Token, closePos int) ([][]cqltext.Toke
 			case depth != 0 || !t[i].IsPunct(","):
 				continue
 			}
+		}
+		if i == start && skipEmpty && len(out) > 0 {
+			start = i + 1
+			continue
 		}
 		if i == start {
 			pos := closePos
@@ -302,7 +309,7 @@ func (p *ddlParser) createTable(st []cqltext.Token) error {
 	if err != nil {
 		return err
 	}
-	defs, after, err := p.body(st, i)
+	defs, after, err := p.body(st, i, true)
 	if err != nil {
 		return err
 	}
@@ -503,7 +510,7 @@ func (p *ddlParser) createType(st []cqltext.Token) error {
 	if err != nil {
 		return err
 	}
-	defs, after, err := p.body(st, i)
+	defs, after, err := p.body(st, i, true)
 	if err != nil {
 		return err
 	}
@@ -556,13 +563,13 @@ func (p *ddlParser) alterTable(st []cqltext.Token) error {
 		var defs [][]cqltext.Token
 		if st[i].IsPunct("(") {
 			var after int
-			if defs, after, err = p.body(st, i); err != nil {
+			if defs, after, err = p.body(st, i, false); err != nil {
 				return err
 			}
 			if after < len(st) {
 				return p.errAt(st[after].Pos, "unexpected %q after ALTER TABLE … ADD (…)", st[after].Text)
 			}
-		} else if defs, err = p.splitDefs(st[i:], endOf(st)); err != nil {
+		} else if defs, err = p.splitDefs(st[i:], endOf(st), false); err != nil {
 			return err
 		}
 		t := p.out.tables[key]

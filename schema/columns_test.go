@@ -154,8 +154,8 @@ func TestSchemaParseColumnsErrors(t *testing.T) {
 		{"CREATE TABLE (k int PRIMARY KEY)", 1, 14, "expected a table name"},
 		{"CREATE TABLE ks. (k int PRIMARY KEY)", 1, 18, "expected a name after"},
 		{"CREATE TABLE t ()", 1, 17, "empty definition"},
-		{"CREATE TABLE t (k int PRIMARY KEY,)", 1, 35, "empty definition"},
-		{"CREATE TABLE t (k int PRIMARY KEY, , v int)", 1, 36, "empty definition"},
+		{"CREATE TABLE t (, k int PRIMARY KEY)", 1, 17, "empty definition"},
+		{"ALTER TABLE t ADD (v int,)", 1, 26, "empty definition"},
 		{"\n\n  CREATE TABLE t (k int, v int)", 3, 3, "no PRIMARY KEY"},
 		{"CREATE TABLE t (k int PRIMARY KEY, v int PRIMARY KEY)", 1, 42, "more than one PRIMARY KEY"},
 		{"CREATE TABLE t (k int, PRIMARY KEY (k), PRIMARY KEY (k))", 1, 41, "more than one PRIMARY KEY"},
@@ -327,5 +327,18 @@ func TestColumnsTables(t *testing.T) {
 	}
 	if (*schema.Columns)(nil).Tables() != 0 {
 		t.Error("nil Columns has tables")
+	}
+}
+
+// TestSchemaParseColumnsTrailingComma: Cassandra's grammar takes an empty definition
+// after the first in CREATE TABLE and CREATE TYPE ('(' def ( ',' def? )* ')'), and
+// schemas in the wild (Cadence's) end a type with "last_field type,\n)".
+func TestSchemaParseColumnsTrailingComma(t *testing.T) {
+	cols, err := schema.ParseColumns("CREATE TYPE r (a bigint, b bigint,\n);\nCREATE TABLE t (k int PRIMARY KEY, l list<frozen<r>>,\n)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := cols.ColumnKind("", "t", "l"); k != retry.ColumnList {
+		t.Errorf("kind of t.l = %v, want a list", k)
 	}
 }

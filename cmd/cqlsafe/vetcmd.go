@@ -29,9 +29,11 @@ RULE there. The same analyzer runs under go vet:
   go vet -vettool=$(which cqlsafevet) ./...
 
 With -v it also lists what it could not analyse (rule "not-analysed", in --json too):
-Query/Bind calls whose CQL is built at run time, and wrappers — functions that pass
-their own CQL parameter on to the driver, whose statements are at their callers. These
-notes do not change the exit status.
+Query/Bind calls whose CQL is built at run time; wrappers — functions that pass
+their own CQL parameter on to the driver, whose statements are at their callers; and
+writes whose CQL was read but that are executed by another function (a batch parameter,
+a query passed on), whose retry policy and timestamp were not checked. These notes do
+not change the exit status.
 
 Exit status: 0 when nothing was found, 1 when something was, 2 on a usage error, an
 unreadable --schema file or packages that do not load.`

@@ -51,12 +51,17 @@ func (c *checker) checkFunc(file *ast.File, body *ast.BlockStmt) {
 					order = append(order, s.batch)
 				}
 				batches[s.batch] = append(batches[s.batch], s)
+			} else if s.verdict.Writes {
+				c.notExecutedHere(s.call, nil, true)
 			}
 			continue
 		}
 		fl := newFlow()
 		c.follow(s.call, fl, body)
 		c.execRules(fl, []*site{s}, -1)
+		if s.verdict.Writes && len(fl.execs)+len(fl.safe) == 0 {
+			c.notExecutedHere(s.call, nil, false)
+		}
 		for _, e := range append(fl.execs, fl.safe...) {
 			execs = append(execs, &execRec{call: e, entries: []*site{s}})
 		}
@@ -68,6 +73,9 @@ func (c *checker) checkFunc(file *ast.File, body *ast.BlockStmt) {
 		typ := c.batchType(obj, body)
 		c.batchRules(entries, typ)
 		c.execRules(fl, entries, typ)
+		if len(fl.execs)+len(fl.safe) == 0 && (&execRec{entries: entries}).writes() {
+			c.notExecutedHere(entries[0].call, obj, true)
+		}
 		for _, e := range append(fl.execs, fl.safe...) {
 			execs = append(execs, &execRec{call: e, entries: entries})
 		}

@@ -21,12 +21,16 @@ type site struct {
 	inBatch bool // an entry of a gocql batch (batch is its variable when known)
 }
 
-// execNames are the methods that send a query.
+// execNames are the methods that send a query, with the Apache driver v2's
+// context-taking forms (q.ExecContext(ctx), b.MapExecCASContext(ctx, m), …).
 var execNames = map[string]bool{
 	"Exec": true, "ExecRelease": true, "ExecCAS": true, "ExecCASRelease": true,
 	"ScanCAS": true, "MapScanCAS": true, "Scan": true, "MapScan": true, "Iter": true,
 	"Get": true, "GetRelease": true, "GetCAS": true, "GetCASRelease": true,
 	"Select": true, "SelectRelease": true, "Release": false,
+	"ExecContext": true, "IterContext": true, "ScanContext": true, "MapScanContext": true,
+	"ScanCASContext": true, "MapScanCASContext": true, "ExecCASContext": true,
+	"MapExecCAS": true, "MapExecCASContext": true,
 }
 
 // findSite recognises call as a statement site.

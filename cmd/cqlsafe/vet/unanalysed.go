@@ -13,7 +13,8 @@ type Result struct {
 	NotAnalysed []NotAnalysed
 }
 
-// NotAnalysed is one statement site whose CQL the analyzer could not read.
+// NotAnalysed is one statement site whose CQL the analyzer could not read, or a write
+// whose CQL it read but whose execution it could not follow.
 type NotAnalysed struct {
 	Pos    token.Pos
 	Reason string // "CQL reaches the driver through a wrapper: (*Session).Query passes …"
@@ -33,6 +34,27 @@ func (c *checker) notAnalysed(call *ast.CallExpr) {
 		}
 	}
 	c.result.NotAnalysed = append(c.result.NotAnalysed, NotAnalysed{Pos: call.Pos(), Reason: reason})
+}
+
+// notExecutedHere records a write whose CQL was read but whose execution is not in
+// this function: a query passed to another function or returned, or a batch filled
+// here (often a parameter) and executed by a caller. The statement rules ran on it; the
+// rules about how it is executed (not-idempotent, unpinned-timestamp, rollback) did
+// not, and that must not read as "safe".
+func (c *checker) notExecutedHere(call *ast.CallExpr, batch types.Object, inBatch bool) {
+	what := "the query is passed to another function or returned"
+	switch {
+	case batch != nil:
+		what = fmt.Sprintf("batch %s is filled here and executed elsewhere", batch.Name())
+		if v, ok := batch.(*types.Var); ok && c.isParam(call, v) {
+			if fn := c.enclosingFunc(call); fn != "" {
+				what = fmt.Sprintf("batch %s is a parameter of %s: its callers execute it", v.Name(), fn)
+			}
+		}
+	case inBatch:
+		what = "an entry of a batch that is not a variable of this function"
+	}
+	c.result.NotAnalysed = append(c.result.NotAnalysed, NotAnalysed{Pos: call.Pos(), Reason: "write executed outside this function (" + what + "): the retry policy, Idempotent and WithTimestamp it runs with were not checked"})
 }
 
 // enclosingFunc names the function declaration holding n ("" for none).

@@ -22,3 +22,16 @@ func byTable(s *gocql.Session, table string) error {
 func constant(s *gocql.Session) error {
 	return s.Query("UPDATE t SET l = [] WHERE id = ?", 1).Exec() // an empty list: repeatable, not reported
 }
+
+// fill adds a write to a batch its caller executes: the CQL is read here, how it is
+// executed (retry policy, timestamp) is not.
+func fill(b *gocql.Batch) {
+	b.Query("INSERT INTO t (id, v) VALUES (?, ?)", 1, 2)
+}
+
+// handOff passes its query on: executed by another function.
+func handOff(s *gocql.Session) error {
+	return run(s.Query("DELETE FROM t WHERE id = ?", 1))
+}
+
+func run(q *gocql.Query) error { return q.Exec() }

@@ -2,6 +2,8 @@
 // analyzer's tests: only what testdata/src/v2driver calls.
 package gocql
 
+import "context"
+
 type RetryableQuery interface{ Attempts() int }
 
 type RetryType uint16
@@ -29,6 +31,9 @@ type Query struct{}
 func (q *Query) WithTimestamp(ts int64) *Query    { return q }
 func (q *Query) RetryPolicy(r RetryPolicy) *Query { return q }
 func (q *Query) Exec() error                      { return nil }
+
+// ExecContext is v2's Exec with a context (Loki's storage client uses only this form).
+func (q *Query) ExecContext(ctx context.Context) error { return nil }
 
 type BatchType byte
 
