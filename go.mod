@@ -3,6 +3,7 @@ module github.com/cqlsafe/cqlsafe
 go 1.24
 
 require (
+	github.com/cqlsafe/cqlsafe/internal/core v0.0.0
 	github.com/gocql/gocql v1.7.0
 	github.com/scylladb/gocqlx/v2 v2.8.0
 )
@@ -13,3 +14,5 @@ require (
 	github.com/scylladb/go-reflectx v1.0.1 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 )
+
+replace github.com/cqlsafe/cqlsafe/internal/core => ./internal/core

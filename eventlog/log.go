@@ -10,7 +10,7 @@ import (
 
 	"github.com/gocql/gocql"
 
-	"github.com/cqlsafe/cqlsafe/internal/cqltext"
+	"github.com/cqlsafe/cqlsafe/internal/core/cqltext"
 	"github.com/cqlsafe/cqlsafe/retry"
 )
 

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cqlsafe/cqlsafe/internal/wait"
+	"github.com/cqlsafe/cqlsafe/internal/core/wait"
 )
 
 // Progress reports a backfill's advance.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/gocql/gocql"
 
-	"github.com/cqlsafe/cqlsafe/internal/cqltext"
+	"github.com/cqlsafe/cqlsafe/internal/core/cqltext"
 )
 
 // Cassandra computes a cell's expiry from the time the write arrives (now + TTL), and

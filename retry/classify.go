@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/cqlsafe/cqlsafe/internal/cqltext"
+	"github.com/cqlsafe/cqlsafe/internal/core/cqltext"
 )
 
 // Classify reads any CQL text — one statement, several separated by semicolons, or a

@@ -10,7 +10,7 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/cqlsafe/cqlsafe/clientid"
-	"github.com/cqlsafe/cqlsafe/internal/wait"
+	"github.com/cqlsafe/cqlsafe/internal/core/wait"
 )
 
 // Policy decides whether a failed Cassandra statement is sent again, and runs

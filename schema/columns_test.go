@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cqlsafe/cqlsafe/internal/cqltext"
+	"github.com/cqlsafe/cqlsafe/internal/core/cqltext"
 	"github.com/cqlsafe/cqlsafe/retry"
 	"github.com/cqlsafe/cqlsafe/schema"
 )

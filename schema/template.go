@@ -11,7 +11,7 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/cqlsafe/cqlsafe/internal/cqltext"
+	"github.com/cqlsafe/cqlsafe/internal/core/cqltext"
 )
 
 //go:embed templates/*.cql

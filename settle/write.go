@@ -11,8 +11,8 @@ import (
 
 	"github.com/gocql/gocql"
 
-	"github.com/cqlsafe/cqlsafe/internal/cqltext"
-	"github.com/cqlsafe/cqlsafe/internal/wait"
+	"github.com/cqlsafe/cqlsafe/internal/core/cqltext"
+	"github.com/cqlsafe/cqlsafe/internal/core/wait"
 	"github.com/cqlsafe/cqlsafe/retry"
 )
 

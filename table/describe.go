@@ -11,8 +11,8 @@ import (
 	"github.com/gocql/gocql"
 	gocqlxtable "github.com/scylladb/gocqlx/v2/table"
 
-	"github.com/cqlsafe/cqlsafe/internal/cqltext"
-	"github.com/cqlsafe/cqlsafe/internal/wait"
+	"github.com/cqlsafe/cqlsafe/internal/core/cqltext"
+	"github.com/cqlsafe/cqlsafe/internal/core/wait"
 )
 
 // Describe reads the table's metadata from the session: partition key, clustering

@@ -13,9 +13,9 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/cqlsafe/cqlsafe/clientid"
-	"github.com/cqlsafe/cqlsafe/internal/cqltext"
+	"github.com/cqlsafe/cqlsafe/internal/core/cqltext"
+	"github.com/cqlsafe/cqlsafe/internal/core/wait"
 	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
-	"github.com/cqlsafe/cqlsafe/internal/wait"
 	"github.com/cqlsafe/cqlsafe/retry"
 	"github.com/cqlsafe/cqlsafe/table"
 )

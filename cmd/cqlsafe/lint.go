@@ -10,7 +10,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/cqlsafe/cqlsafe/internal/cqltext"
+	"github.com/cqlsafe/cqlsafe/internal/core/cqltext"
 	"github.com/cqlsafe/cqlsafe/retry"
 	"github.com/cqlsafe/cqlsafe/schema"
 )

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gocql/gocql"
 
-	"github.com/cqlsafe/cqlsafe/internal/wait"
+	"github.com/cqlsafe/cqlsafe/internal/core/wait"
 )
 
 // TraceResult is what Cassandra's query trace says a read touched.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/cqlsafe/cqlsafe/internal/cqltext"
+	"github.com/cqlsafe/cqlsafe/internal/core/cqltext"
 	"github.com/cqlsafe/cqlsafe/retry"
 	"github.com/cqlsafe/cqlsafe/schema"
 )

@@ -3,7 +3,7 @@ package vet
 import (
 	"strings"
 
-	"github.com/cqlsafe/cqlsafe/internal/cqltext"
+	"github.com/cqlsafe/cqlsafe/internal/core/cqltext"
 )
 
 // statement is what the rules need to know about one CQL statement: its table, which

@@ -1,0 +1,3 @@
+module github.com/cqlsafe/cqlsafe/internal/core
+
+go 1.24
