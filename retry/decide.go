@@ -57,10 +57,10 @@ func provesNothingApplied(err error, v Verdict) bool {
 	if !nothingApplied(err) {
 		return false
 	}
-	if !v.multi {
+	if !v.MultiMutation() {
 		return true
 	}
-	return v.logged && ClassifyError(err) == ClassUnavailable
+	return v.LoggedBatch() && ClassifyError(err) == ClassUnavailable
 }
 
 // isCDC: a write timeout or failure of type CDC, or CDC_WRITE_FAILURE: the commit log's

@@ -67,7 +67,7 @@ func execOptions(opts []ExecOption) (execConfig, error) {
 // apply refines a verdict with the execution's options.
 func (c execConfig) apply(v Verdict) (Verdict, error) {
 	if c.notRepeatable != "" {
-		v = v.withReason(v.Reasons, c.notRepeatable)
+		v = v.WithReason(c.notRepeatable)
 	}
 	if c.onlyRepeatable && !v.Idempotent {
 		return v, fmt.Errorf("%w: %v (nothing sent)", ErrNotIdempotent, v.Reasons)

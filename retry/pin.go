@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/internal/core/verdict"
 )
 
 // execState is one execution's record of its attempts: the per-execution retry policy
@@ -131,7 +133,7 @@ func (p *Policy) pin(ctx context.Context, q *gocql.Query, c execConfig) (pinned,
 		ctx = context.Background()
 	}
 	stmt, values := q.Statement(), q.Values()
-	v, err := c.apply(p.classify(p.cfg.schema, q.Keyspace(), stmt).forValues(values))
+	v, err := c.apply(p.classify(p.cfg.schema, q.Keyspace(), stmt).ForValues(values, gocqlValues{}))
 	if err != nil {
 		return pinned{}, err
 	}
@@ -167,27 +169,12 @@ func (p *Policy) pin(ctx context.Context, q *gocql.Query, c execConfig) (pinned,
 // batchVerdict judges a batch: idempotent iff every entry is (with its values) and it is
 // not a COUNTER batch.
 func (p *Policy) batchVerdict(schema Schema, b *gocql.Batch) Verdict {
-	v := Verdict{Idempotent: true, Kind: KindBatch}
 	ks := b.Keyspace()
+	entries := make([]Verdict, len(b.Entries))
 	for i := range b.Entries {
-		ev := p.classify(schema, ks, b.Entries[i].Stmt).forValues(b.Entries[i].Args)
-		v.Statements += ev.Statements
-		v.Writes = v.Writes || ev.Writes
-		v.Conditional = v.Conditional || ev.Conditional
-		v.multi = v.multi || ev.multi
-		if !ev.Idempotent {
-			v.Idempotent = false
-			for _, r := range ev.Reasons {
-				v.notIdempotent(fmt.Sprintf("statement %d: %s", i+1, r))
-			}
-		}
+		entries[i] = p.classify(schema, ks, b.Entries[i].Stmt).ForValues(b.Entries[i].Args, gocqlValues{})
 	}
-	if b.Type == gocql.CounterBatch {
-		v.notIdempotent("COUNTER batch")
-	}
-	v.multi = len(b.Entries) > 1 || v.multi
-	v.logged = b.Type == gocql.LoggedBatch
-	return v
+	return verdict.Batch(entries, b.Type == gocql.CounterBatch, b.Type == gocql.LoggedBatch)
 }
 
 // pinBatch is pin for a batch: one timestamp for the whole batch (statements with their

@@ -9,6 +9,8 @@ import (
 
 	"github.com/gocql/gocql"
 
+	"github.com/cqlsafe/cqlsafe/internal/core/verdict"
+
 	"github.com/cqlsafe/cqlsafe/clientid"
 	"github.com/cqlsafe/cqlsafe/internal/core/wait"
 )
@@ -109,7 +111,7 @@ func (p *Policy) Repeatable(keyspace, cql string, values []any) Verdict {
 	if values == nil {
 		return v // the text alone: what depends on values is in v.ValueConditions()
 	}
-	return v.forValues(values)
+	return v.ForValues(values, gocqlValues{})
 }
 
 // Attempt implements gocql.RetryPolicy for statements the Policy did not pin (the Policy
@@ -152,7 +154,7 @@ func (p *Policy) unpinnedVerdict(q gocql.RetryableQuery) (string, Verdict) {
 	switch x := q.(type) {
 	case *gocql.Query:
 		stmt := x.Statement()
-		return stmt, p.classify(p.cfg.schema, x.Keyspace(), stmt).forValues(x.Values())
+		return stmt, p.classify(p.cfg.schema, x.Keyspace(), stmt).ForValues(x.Values(), gocqlValues{})
 	case *gocql.Batch:
 		v := p.batchVerdict(p.cfg.schema, x)
 		return "BATCH", v
@@ -225,12 +227,12 @@ func (p *Policy) classify(schema Schema, keyspace, stmt string) Verdict {
 	default:
 		key.schema = 1 // the Policy's own (WithSchema): the only other kind passed here
 	}
-	gen, _ := schema.(generationer)
+	gen, _ := schema.(verdict.Versioned)
 	if c, ok := p.verdict.Load(key); ok {
 		cv := c.(cachedVerdict)
 		fresh := true
-		for i, ks := range cv.v.consulted {
-			if gen != nil && gen.generation(ks) != cv.gens[i] {
+		for i, ks := range cv.v.Consulted() {
+			if gen != nil && gen.Generation(ks) != cv.gens[i] {
 				fresh = false
 				break
 			}
@@ -239,11 +241,11 @@ func (p *Policy) classify(schema Schema, keyspace, stmt string) Verdict {
 			return cv.v
 		}
 	}
-	v := classifyIn(keyspace, stmt, schema)
+	v := verdict.ClassifyIn(keyspace, stmt, schema)
 	cv := cachedVerdict{v: v}
 	if gen != nil {
-		for _, ks := range v.consulted {
-			cv.gens = append(cv.gens, gen.generation(ks))
+		for _, ks := range v.Consulted() {
+			cv.gens = append(cv.gens, gen.Generation(ks))
 		}
 	}
 	p.mu.Lock()

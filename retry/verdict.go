@@ -1,113 +1,61 @@
 package retry
 
+import "github.com/cqlsafe/cqlsafe/internal/core/verdict"
+
+// The verdict is judged by cqlsafe's driver-neutral core (one implementation for every
+// driver and for cqlsafe lint and vet); these are its names in this package.
+
+// Verdict is Classify's judgement of one CQL text.
+type Verdict = verdict.Verdict
+
 // Kind is what a statement does.
-type Kind int
+type Kind = verdict.Kind
 
 // Statement kinds.
 const (
-	KindUnknown Kind = iota
-	KindRead         // SELECT
-	KindWrite        // INSERT, UPDATE, DELETE
-	KindBatch        // BEGIN … APPLY BATCH
-	KindSchema       // CREATE, ALTER, DROP
-	KindOther        // TRUNCATE, USE, GRANT, …
+	KindUnknown = verdict.KindUnknown
+	KindRead    = verdict.KindRead   // SELECT
+	KindWrite   = verdict.KindWrite  // INSERT, UPDATE, DELETE
+	KindBatch   = verdict.KindBatch  // BEGIN … APPLY BATCH
+	KindSchema  = verdict.KindSchema // CREATE, ALTER, DROP
+	KindOther   = verdict.KindOther  // TRUNCATE, USE, GRANT, …
 )
 
-func (k Kind) String() string {
-	switch k {
-	case KindRead:
-		return "read"
-	case KindWrite:
-		return "write"
-	case KindBatch:
-		return "batch"
-	case KindSchema:
-		return "schema"
-	case KindOther:
-		return "other"
-	}
-	return "unknown"
-}
-
-// Verdict is Classify's judgement of one CQL text.
-type Verdict struct {
-	// Idempotent: executing the text twice with the same bound values and the same
-	// pinned write timestamp has the effect of executing it once.
-	Idempotent bool
-	// Reasons say why it is not idempotent (empty when it is), one line each, naming the
-	// clause: `counter or list "n = n + ?"`, `lightweight transaction (IF NOT EXISTS)`.
-	Reasons []string
-	// Notes are facts that do not decide idempotence but matter to a caller, such as a
-	// literal USING TIMESTAMP.
-	Notes []string
-	// Kind is what the text does; for several statements, KindBatch.
-	Kind Kind
-	// Writes is true when the text changes data: then its write timestamp must be pinned
-	// before the first attempt, whatever the verdict (the executor does this).
-	Writes bool
-	// Conditional is true for lightweight transactions (IF …): they are never retried.
-	Conditional bool
-	// Statements counts the statements read (a batch counts its inner statements).
-	Statements int
-
-	// multi: the text may write more than one mutation (a batch of several statements,
-	// an IN list in a write's WHERE): Cassandra sends mutations one by one, so an error
-	// about a later one does not prove the earlier ones were not applied. logged: a
-	// logged batch (all its Unavailable checks run before the batch log is written).
-	multi, logged bool
-
-	// binds are the bind markers whose value decides idempotence: a value bound whole
-	// to a column that is (or, without schema, may be) a non-frozen list. See forValues.
-	binds []bindCheck
-	// keyspaces the verdict consulted schema metadata for (for cache validation).
-	consulted []string
-}
-
-// bindCheck is one bind marker whose bound value can make a statement non-idempotent.
-type bindCheck struct {
-	index  int    // position among the statement's bind markers, from 0
-	column string // the column the value is assigned to ("" for INSERT JSON)
-	known  bool   // schema says the column is a non-frozen list (else: unknown type)
-	// json: the marker is INSERT JSON's document; listCols are the table's non-frozen
-	// list columns (nil when the schema is unknown: any non-empty array counts).
-	json     bool
-	listCols map[string]bool
-}
-
 // ColumnKind is what schema metadata says about a column, to refine Classify.
-type ColumnKind int
+type ColumnKind = verdict.ColumnKind
 
 // Column kinds.
 const (
-	ColumnUnknown ColumnKind = iota
-	ColumnScalar
-	ColumnCounter
-	ColumnList
-	ColumnSet
-	ColumnMap
+	ColumnUnknown = verdict.ColumnUnknown
+	ColumnScalar  = verdict.ColumnScalar
+	ColumnCounter = verdict.ColumnCounter
+	ColumnList    = verdict.ColumnList
+	ColumnSet     = verdict.ColumnSet
+	ColumnMap     = verdict.ColumnMap
 )
 
 // Schema answers column kinds for ClassifyWithSchema. Table is as written in the
 // statement (keyspace may be empty when the statement does not name one).
-type Schema interface {
-	ColumnKind(keyspace, table, column string) ColumnKind
-}
+type Schema = verdict.Schema
 
-func (v *Verdict) notIdempotent(reason string) {
-	v.Idempotent = false
-	for _, r := range v.Reasons {
-		if r == reason {
-			return
-		}
-	}
-	v.Reasons = append(v.Reasons, reason)
-}
+// Classify reads any CQL text — one statement, several separated by semicolons, or a
+// batch — and judges whether executing it twice with the same bound values and the same
+// pinned write timestamp has the effect of executing it once.
+//
+// Not idempotent: counter updates and other `x = x ± …` whose column could be a counter
+// or a list, list append/prepend, positional list deletes (`DELETE l[?]` where l could
+// be a list), any server-side non-deterministic function in a write (now(), uuid(),
+// currentTimestamp(), …, or a function Classify does not know), lightweight
+// transactions (IF …), COUNTER batches, TRUNCATE, and schema changes that fail when
+// repeated (CREATE without IF NOT EXISTS, ALTER … ADD). Reads are idempotent. A batch is
+// idempotent iff every statement in it is. Text that is not CQL is not idempotent.
+// Classify never panics.
+func Classify(cql string) Verdict { return verdict.Classify(cql) }
 
-func (v *Verdict) note(n string) {
-	for _, x := range v.Notes {
-		if x == n {
-			return
-		}
-	}
-	v.Notes = append(v.Notes, n)
+// ClassifyWithSchema is Classify with column metadata: `s = s + ?` on a set or map,
+// `l = l - ?` on a list and `DELETE m[?]` on a map are idempotent; on a counter or list
+// append they are not. Without metadata (schema nil or ColumnUnknown) Classify is
+// conservative.
+func ClassifyWithSchema(cql string, schema Schema) Verdict {
+	return verdict.ClassifyWithSchema(cql, schema)
 }

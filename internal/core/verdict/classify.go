@@ -1,4 +1,4 @@
-package retry
+package verdict
 
 import (
 	"fmt"
@@ -27,12 +27,12 @@ func Classify(cql string) Verdict { return ClassifyWithSchema(cql, nil) }
 // append they are not. Without metadata (schema nil or ColumnUnknown) Classify is
 // conservative.
 func ClassifyWithSchema(cql string, schema Schema) Verdict {
-	return classifyIn("", cql, schema)
+	return ClassifyIn("", cql, schema)
 }
 
-// classifyIn is ClassifyWithSchema where statements that do not name a keyspace are in
+// ClassifyIn is ClassifyWithSchema where statements that do not name a keyspace are in
 // keyspace ks (the session's or the query's).
-func classifyIn(ks, cql string, schema Schema) Verdict {
+func ClassifyIn(ks, cql string, schema Schema) Verdict {
 	v := Verdict{Idempotent: true}
 	toks, err := cqltext.Lex(cql)
 	if err != nil {

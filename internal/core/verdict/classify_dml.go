@@ -1,4 +1,4 @@
-package retry
+package verdict
 
 import (
 	"encoding/json"
@@ -244,8 +244,8 @@ func (c *classifier) insertJSON(ks, table string, doc cqltext.Token) {
 		if ks == "" {
 			ks = c.ks
 		}
-		if ls, ok := c.schema.(listColumnser); ok {
-			if cols, ok := ls.listColumns(ks, table); ok {
+		if ls, ok := c.schema.(ListColumner); ok {
+			if cols, ok := ls.ListColumns(ks, table); ok {
 				c.v.consulted = append(c.v.consulted, ks)
 				if len(cols) == 0 {
 					return // no non-frozen list: every document is repeatable
@@ -264,10 +264,10 @@ func (c *classifier) insertJSON(ks, table string, doc cqltext.Token) {
 	}
 }
 
-// listColumnser is implemented by schemas that can list a table's non-frozen list
-// columns (SessionSchema); ok is false when the table is unknown.
-type listColumnser interface {
-	listColumns(keyspace, table string) (map[string]bool, bool)
+// ListColumner is implemented by schemas that can list a table's non-frozen list
+// columns (a driver's session metadata); ok is false when the table is unknown.
+type ListColumner interface {
+	ListColumns(keyspace, table string) (map[string]bool, bool)
 }
 
 // jsonListAssignment reports the first key of the JSON object doc whose value is a

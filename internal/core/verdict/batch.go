@@ -1,0 +1,78 @@
+package verdict
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Batch judges a batch from its entries' verdicts (each already judged with its values):
+// idempotent iff every entry is and it is not a COUNTER batch. A batch of more than one
+// entry writes more than one mutation; logged says it is a LOGGED batch.
+func Batch(entries []Verdict, counter, logged bool) Verdict {
+	v := Verdict{Idempotent: true, Kind: KindBatch}
+	for i, ev := range entries {
+		v.Statements += ev.Statements
+		v.Writes = v.Writes || ev.Writes
+		v.Conditional = v.Conditional || ev.Conditional
+		v.multi = v.multi || ev.multi
+		if !ev.Idempotent {
+			v.Idempotent = false
+			for _, r := range ev.Reasons {
+				v.notIdempotent(fmt.Sprintf("statement %d: %s", i+1, r))
+			}
+		}
+	}
+	if counter {
+		v.notIdempotent("COUNTER batch")
+	}
+	v.multi = len(entries) > 1 || v.multi
+	v.logged = logged
+	return v
+}
+
+// MultiMutation: the text may write more than one mutation (a batch of several
+// statements, an IN list in a write's WHERE). Cassandra sends mutations one by one, so an
+// error about a later one does not prove the earlier ones were not applied.
+func (v Verdict) MultiMutation() bool { return v.multi }
+
+// LoggedBatch: a LOGGED batch (judged by Batch): all its Unavailable checks run before
+// the batch log is written.
+func (v Verdict) LoggedBatch() bool { return v.logged }
+
+// Consulted lists the keyspaces whose schema metadata the verdict was judged against (a
+// Versioned schema's Generation tells when it must be judged again).
+func (v Verdict) Consulted() []string { return v.consulted }
+
+// isListAssignment: the reasons Classify and ForValues give for assigning a whole value
+// to a column that is (or may be) a non-frozen list begin with one of these.
+func isListAssignment(r string) bool {
+	for _, p := range []string{
+		"non-frozen list assignment ",
+		"list literal assigned to ",
+		"function result assigned to ",
+		"INSERT JSON assigns a list to ",
+		"INSERT JSON value assigns a list to ",
+		"non-empty value bound to non-frozen list ",
+		"non-empty list bound to ",
+		"non-frozen list ",
+	} {
+		if strings.HasPrefix(r, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// ListAssignments returns the reasons of v that are a whole assignment to a column that
+// is (or, without schema, may be) a non-frozen list: Cassandra keys each element by the
+// server's clock, so a repeat appends another copy. cqlsafe vet reports these under
+// its list-assignment rule; the other reasons under not-idempotent.
+func (v Verdict) ListAssignments() []string {
+	var out []string
+	for _, r := range v.Reasons {
+		if isListAssignment(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}

@@ -1,0 +1,165 @@
+package verdict
+
+import (
+	"fmt"
+	"reflect"
+)
+
+// ValueInspector is what a driver adapter knows about bound values that the verdict
+// cannot: its driver's UNSET marker (writes nothing) and values that marshal themselves
+// (a driver's Marshaler), which may marshal a list unless the driver knows they never do
+// (its UUID, Duration).
+type ValueInspector interface {
+	IsUnset(v any) bool
+	MayMarshalList(v any) bool
+}
+
+// Versioned is implemented by schemas whose answers can change (a session's metadata):
+// a verdict judged against it holds while Generation(keyspace) returns the same value
+// for every keyspace in Verdict.Consulted.
+type Versioned interface {
+	Generation(keyspace string) any
+}
+
+// ForValues judges one execution of the verdict's statement with these bound values: a
+// non-empty list bound whole to a non-frozen list column (or, without schema, a
+// non-empty slice bound to a column of unknown type) makes it not idempotent.
+func (v Verdict) ForValues(values []any, in ValueInspector) Verdict {
+	if !v.Idempotent || len(v.binds) == 0 {
+		return v
+	}
+	for _, b := range v.binds {
+		if b.index >= len(values) {
+			// No value to judge (a binder function, or values still to come): a marker
+			// that decides idempotence makes the execution not repeatable.
+			v = v.WithReason(fmt.Sprintf("no value to judge for bind marker %d, which may be bound to a non-frozen list", b.index+1))
+			continue
+		}
+		val := values[b.index]
+		switch {
+		case b.json:
+			doc, ok := jsonText(val)
+			if !ok {
+				continue
+			}
+			if col, bad := jsonListAssignment(doc, b.listCols); bad {
+				v = v.WithReason("INSERT JSON value assigns a list to " + quoteName(col) + ", which is (or may be) a non-frozen list (a repeat appends another copy)")
+			}
+		case b.known && nonEmptyValue(val, in):
+			v = v.WithReason("non-empty value bound to non-frozen list " + quoteName(b.column) + " (Cassandra keys list elements by server time: a repeat appends another copy)")
+		case !b.known && listLike(val, in):
+			v = v.WithReason("non-empty list bound to " + quoteName(b.column) + ", which may be a non-frozen list (a repeat appends another copy; give the Policy the schema: WithSchema(SessionSchema(s)))")
+		}
+	}
+	return v
+}
+
+// ForSource is the verdict of the statement as it stands in source code, with no bound
+// values (what `cqlsafe lint` and `cqlsafe vet` report): a bind marker assigned whole to
+// a column the schema calls a non-frozen list makes it not repeatable — any non-empty
+// list bound there appends another copy on repeat, and code that binds only empty lists
+// would not assign the column at all. Markers of columns of unknown type stay conditions
+// (ValueConditions), since most such columns are not lists.
+func (v Verdict) ForSource() Verdict {
+	if !v.Idempotent {
+		return v
+	}
+	for _, b := range v.binds {
+		if b.known && !b.json {
+			v = v.WithReason(fmt.Sprintf("non-frozen list %s assigned whole from bind marker %d (any non-empty list bound there appends another copy on repeat)", quoteName(b.column), b.index+1))
+		}
+	}
+	return v
+}
+
+// WithReason returns a copy of v marked not idempotent for reason r, without sharing the
+// (possibly cached) verdict's Reasons slice.
+func (v Verdict) WithReason(r string) Verdict {
+	v.Reasons = append(append([]string(nil), v.Reasons...), r)
+	v.Idempotent = false
+	return v
+}
+
+func quoteName(s string) string { return `"` + s + `"` }
+
+func jsonText(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case []byte:
+		return string(x), true
+	case *string:
+		if x != nil {
+			return *x, true
+		}
+	}
+	return "", false
+}
+
+// nonEmptyValue: anything but nil, UNSET, nil pointers and empty slices/maps writes
+// list elements.
+func nonEmptyValue(v any, in ValueInspector) bool {
+	if v == nil || in.IsUnset(v) {
+		return false
+	}
+	rv, ok := deref(v)
+	if !ok {
+		return false
+	}
+	switch rv.Kind() {
+	case reflect.Slice, reflect.Map, reflect.Array:
+		return rv.Len() > 0
+	}
+	return true
+}
+
+// listLike: a non-empty slice or array that is not bytes (blobs, UUIDs, inet), or a
+// value with its own CQL marshalling, which may marshal a list.
+func listLike(v any, in ValueInspector) bool {
+	if v == nil || in.IsUnset(v) {
+		return false
+	}
+	if in.MayMarshalList(v) {
+		return true
+	}
+	rv, ok := deref(v)
+	if !ok {
+		return false
+	}
+	switch rv.Kind() {
+	case reflect.Slice, reflect.Array:
+		return rv.Len() > 0 && rv.Type().Elem().Kind() != reflect.Uint8
+	}
+	return false
+}
+
+// ValueConditions lists, one line each, the bind markers whose value decides whether an
+// Idempotent verdict holds for an execution: a non-empty list bound to a non-frozen list
+// column (or, without schema, to a column that may be one) makes it not repeatable. A
+// linter that has no values reports them; ForValues applies them to the values.
+func (v Verdict) ValueConditions() []string {
+	var out []string
+	for _, b := range v.binds {
+		switch {
+		case b.json:
+			out = append(out, fmt.Sprintf("bind marker %d: an INSERT JSON document with a non-empty array for a non-frozen list column is not repeatable", b.index+1))
+		case b.known:
+			out = append(out, fmt.Sprintf("bind marker %d: a non-empty list bound to non-frozen list %q is not repeatable (each repeat appends another copy)", b.index+1, b.column))
+		default:
+			out = append(out, fmt.Sprintf("bind marker %d: a non-empty list bound to %q is not repeatable if it is a non-frozen list (schema metadata can tell)", b.index+1, b.column))
+		}
+	}
+	return out
+}
+
+// deref follows pointers and interfaces to the value; ok is false at a nil one.
+func deref(v any) (rv reflect.Value, ok bool) {
+	rv = reflect.ValueOf(v)
+	for rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface {
+		if rv.IsNil() {
+			return rv, false
+		}
+		rv = rv.Elem()
+	}
+	return rv, true
+}

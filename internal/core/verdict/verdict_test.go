@@ -1,0 +1,97 @@
+package verdict_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cqlsafe/cqlsafe/internal/core/verdict"
+)
+
+// unset is a driver's UNSET marker stand-in; selfMarshal a value that marshals itself.
+type unset struct{}
+type selfMarshal struct{}
+
+// inspector is a driver adapter's ValueInspector for these tests.
+type inspector struct{}
+
+func (inspector) IsUnset(v any) bool { _, ok := v.(unset); return ok }
+func (inspector) MayMarshalList(v any) bool {
+	_, ok := v.(selfMarshal)
+	return ok
+}
+
+type kinds map[string]verdict.ColumnKind
+
+func (k kinds) ColumnKind(_, table, col string) verdict.ColumnKind { return k[table+"."+col] }
+
+// TestVerdictForValues: a bound value decides a verdict only through the adapter's
+// inspector for what the core cannot know (UNSET, self-marshalling values).
+func TestVerdictForValues(t *testing.T) {
+	schema := kinds{"t.l": verdict.ColumnList}
+	for _, tc := range []struct {
+		schema verdict.Schema
+		cql    string
+		values []any
+		want   bool
+	}{
+		{schema, "UPDATE t SET l = ? WHERE id = ?", []any{[]int{1}, 1}, false},
+		{schema, "UPDATE t SET l = ? WHERE id = ?", []any{unset{}, 1}, true},
+		{schema, "UPDATE t SET l = ? WHERE id = ?", []any{[]int{}, 1}, true},
+		{schema, "UPDATE t SET l = ? WHERE id = ?", nil, false}, // no value to judge
+		{nil, "INSERT INTO t (id, x) VALUES (?, ?)", []any{1, selfMarshal{}}, false},
+		{nil, "INSERT INTO t (id, x) VALUES (?, ?)", []any{1, unset{}}, true},
+		{nil, "INSERT INTO t (id, x) VALUES (?, ?)", []any{1, []byte{1}}, true},
+	} {
+		v := verdict.ClassifyWithSchema(tc.cql, tc.schema).ForValues(tc.values, inspector{})
+		if v.Idempotent != tc.want {
+			t.Errorf("%q with %v: idempotent %v, want %v (%v)", tc.cql, tc.values, v.Idempotent, tc.want, v.Reasons)
+		}
+	}
+}
+
+// TestVerdictBatch: a batch is repeatable iff every entry is and it is not a COUNTER
+// batch; more than one entry is more than one mutation.
+func TestVerdictBatch(t *testing.T) {
+	ins := verdict.Classify("INSERT INTO a (id) VALUES (?)")
+	lwt := verdict.Classify("INSERT INTO a (id) VALUES (?) IF NOT EXISTS")
+	if v := verdict.Batch([]verdict.Verdict{ins}, false, true); !v.Idempotent || v.MultiMutation() || !v.LoggedBatch() {
+		t.Errorf("one insert, logged: %+v multi %v", v, v.MultiMutation())
+	}
+	if v := verdict.Batch([]verdict.Verdict{ins, ins}, false, false); !v.Idempotent || !v.MultiMutation() || v.LoggedBatch() {
+		t.Errorf("two inserts, unlogged: %+v", v)
+	}
+	if v := verdict.Batch([]verdict.Verdict{ins, lwt}, false, true); v.Idempotent || !strings.HasPrefix(v.Reasons[0], "statement 2: ") {
+		t.Errorf("insert + LWT: %+v", v)
+	}
+	if v := verdict.Batch([]verdict.Verdict{ins}, true, false); v.Idempotent {
+		t.Errorf("COUNTER batch judged repeatable: %+v", v)
+	}
+}
+
+// TestVerdictForSource: a marker assigned whole to a known non-frozen list is not
+// repeatable in source (lint, vet); one of unknown type stays a condition.
+func TestVerdictForSource(t *testing.T) {
+	v := verdict.ClassifyWithSchema("UPDATE t SET l = ? WHERE id = ?", kinds{"t.l": verdict.ColumnList}).ForSource()
+	if v.Idempotent || len(v.ListAssignments()) != 1 {
+		t.Errorf("known list: %+v", v)
+	}
+	v = verdict.Classify("UPDATE t SET l = ? WHERE id = ?").ForSource()
+	if !v.Idempotent || len(v.ValueConditions()) != 1 {
+		t.Errorf("unknown type: %+v, conditions %v", v, v.ValueConditions())
+	}
+	v = verdict.Classify("UPDATE t SET l = [] WHERE id = ?").ForSource()
+	if !v.Idempotent {
+		t.Errorf("empty list literal: %+v", v)
+	}
+}
+
+func FuzzVerdict(f *testing.F) {
+	for _, s := range []string{"INSERT INTO t (id, l) VALUES (?, [1])", "BEGIN BATCH UPDATE t SET n = n + 1 WHERE id = 1; APPLY BATCH", "UPDATE t SET l = ? WHERE id = ?"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v := verdict.ClassifyWithSchema(s, kinds{"t.l": verdict.ColumnList})
+		_ = v.ForValues([]any{[]int{1}, unset{}, selfMarshal{}}, inspector{}).ForSource()
+		_ = verdict.Batch([]verdict.Verdict{v, v}, false, true)
+	})
+}
