@@ -1,81 +1,49 @@
 package retry
 
 import (
-	"context"
 	"errors"
-	"io"
-	"net"
-	"syscall"
 
 	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/internal/core/decision"
 )
 
 // ErrorClass groups errors by what a retry can do about them.
-type ErrorClass int
+type ErrorClass = decision.ErrorClass
 
 // Error classes, from "retrying is safe and useful" to "never retry".
 const (
-	ClassNone          ErrorClass = iota // no error
-	ClassUnavailable                     // not enough replicas alive: nothing was written
-	ClassOverloaded                      // coordinator overloaded: nothing was written
-	ClassBootstrapping                   // coordinator still joining: nothing was written
-	ClassReadTimeout                     // replicas did not answer a read in time
-	ClassWriteTimeout                    // replicas did not acknowledge in time: may have applied
-	ClassWriteFailure                    // replicas failed the write: may have partly applied
-	ClassClientTimeout                   // no response within the client timeout: may have applied
-	ClassConnection                      // connection lost mid-request: may have applied
-	ClassNoHost                          // no connection available: nothing was sent
-	ClassReadFailure                     // replicas failed the read (e.g. too many tombstones)
-	ClassFatal                           // syntax, invalid, unauthorized, config, …: retrying cannot help
-	ClassCanceled                        // the context was cancelled or its deadline passed
+	ClassNone          = decision.ClassNone          // no error
+	ClassUnavailable   = decision.ClassUnavailable   // not enough replicas alive: nothing was written
+	ClassOverloaded    = decision.ClassOverloaded    // coordinator overloaded: nothing was written
+	ClassBootstrapping = decision.ClassBootstrapping // coordinator still joining: nothing was written
+	ClassReadTimeout   = decision.ClassReadTimeout   // replicas did not answer a read in time
+	ClassWriteTimeout  = decision.ClassWriteTimeout  // replicas did not acknowledge in time: may have applied
+	ClassWriteFailure  = decision.ClassWriteFailure  // replicas failed the write: may have partly applied
+	ClassClientTimeout = decision.ClassClientTimeout // no response within the client timeout: may have applied
+	ClassConnection    = decision.ClassConnection    // connection lost mid-request: may have applied
+	ClassNoHost        = decision.ClassNoHost        // no connection available: nothing was sent
+	ClassReadFailure   = decision.ClassReadFailure   // replicas failed the read (e.g. too many tombstones)
+	ClassFatal         = decision.ClassFatal         // syntax, invalid, unauthorized, config, …: retrying cannot help
+	ClassCanceled      = decision.ClassCanceled      // the context was cancelled or its deadline passed
 )
-
-var classNames = [...]string{"none", "unavailable", "overloaded", "bootstrapping", "read_timeout",
-	"write_timeout", "write_failure", "client_timeout", "connection", "no_host", "read_failure",
-	"fatal", "canceled"}
-
-func (c ErrorClass) String() string {
-	if int(c) < len(classNames) {
-		return classNames[c]
-	}
-	return "unknown"
-}
-
-// Retryable reports whether an idempotent statement that failed with this class may be
-// re-executed.
-func (c ErrorClass) Retryable() bool {
-	switch c {
-	case ClassUnavailable, ClassOverloaded, ClassBootstrapping, ClassReadTimeout,
-		ClassWriteTimeout, ClassWriteFailure, ClassClientTimeout, ClassConnection, ClassNoHost:
-		return true
-	}
-	return false
-}
-
-// MayHaveApplied reports whether a write that failed with this class may nevertheless
-// have been applied (the outcome is unknown).
-func (c ErrorClass) MayHaveApplied() bool {
-	switch c {
-	case ClassWriteTimeout, ClassWriteFailure, ClassClientTimeout, ClassConnection:
-		return true
-	}
-	return false
-}
 
 // ClassifyError maps an error from gocql (or from a function given to Do) to its class,
 // by type and protocol error code, never by message text. Unknown errors are ClassFatal.
-func ClassifyError(err error) ErrorClass {
-	if err == nil {
-		return ClassNone
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return ClassCanceled
-	}
+func ClassifyError(err error) ErrorClass { return facts(err).Class }
+
+// facts is what err says about a write (decision.Classify with gocql's errors).
+func facts(err error) decision.Facts { return decision.Classify(err, gocqlFacts) }
+
+// gocqlFacts maps gocql v1.7's errors: its typed server errors first (they carry the
+// code, but a zero value would say 0), then any RequestError by code, then its sentinels.
+func gocqlFacts(err error) (decision.Facts, bool) {
 	var ou *OutcomeUnknownError
 	if errors.As(err, &ou) {
-		return ClassifyError(ou.Err)
+		return facts(ou.Err), true
 	}
-	// gocql's typed errors first (they carry the code, but a zero value would say 0).
+	var re gocql.RequestError
+	cdc := errors.As(err, &re) && re.Code() == decision.CodeCDCWriteFailure
 	var (
 		unavailable  *gocql.RequestErrUnavailable
 		readTimeout  *gocql.RequestErrReadTimeout
@@ -85,53 +53,26 @@ func ClassifyError(err error) ErrorClass {
 	)
 	switch {
 	case errors.As(err, &unavailable):
-		return ClassUnavailable
+		return decision.Facts{Class: ClassUnavailable}, true
 	case errors.As(err, &readTimeout):
-		return ClassReadTimeout
+		return decision.Facts{Class: ClassReadTimeout}, true
 	case errors.As(err, &writeTimeout):
-		return ClassWriteTimeout
+		return decision.Facts{Class: ClassWriteTimeout, WriteType: writeTimeout.WriteType, CDC: cdc || writeTimeout.WriteType == "CDC"}, true
 	case errors.As(err, &writeFailure):
-		return ClassWriteFailure
+		return decision.Facts{Class: ClassWriteFailure, WriteType: writeFailure.WriteType, CDC: cdc || writeFailure.WriteType == "CDC"}, true
 	case errors.As(err, &readFailure):
-		return ClassReadFailure
+		return decision.Facts{Class: ClassReadFailure}, true
 	}
-	var re gocql.RequestError
-	if errors.As(err, &re) {
-		switch re.Code() {
-		case gocql.ErrCodeUnavailable:
-			return ClassUnavailable
-		case gocql.ErrCodeOverloaded:
-			return ClassOverloaded
-		case gocql.ErrCodeBootstrapping:
-			return ClassBootstrapping
-		case gocql.ErrCodeReadTimeout:
-			return ClassReadTimeout
-		case gocql.ErrCodeWriteTimeout, gocql.ErrCodeCASWriteUnknown:
-			return ClassWriteTimeout
-		case gocql.ErrCodeWriteFailure, gocql.ErrCodeCDCWriteFailure:
-			return ClassWriteFailure
-		case gocql.ErrCodeReadFailure:
-			return ClassReadFailure
-		}
-		return ClassFatal
+	if re != nil {
+		return decision.Facts{Class: decision.CodeClass(re.Code()), CDC: cdc}, true
 	}
 	switch {
 	case errors.Is(err, gocql.ErrTimeoutNoResponse):
-		return ClassClientTimeout
-	case errors.Is(err, gocql.ErrConnectionClosed), errors.Is(err, io.EOF),
-		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET),
-		errors.Is(err, syscall.EPIPE), errors.Is(err, net.ErrClosed):
-		return ClassConnection
-	case errors.Is(err, gocql.ErrNoConnections), errors.Is(err, syscall.ECONNREFUSED):
-		return ClassNoHost
+		return decision.Facts{Class: ClassClientTimeout}, true
+	case errors.Is(err, gocql.ErrConnectionClosed):
+		return decision.Facts{Class: ClassConnection}, true
+	case errors.Is(err, gocql.ErrNoConnections):
+		return decision.Facts{Class: ClassNoHost}, true
 	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return ClassClientTimeout
-	}
-	var oe *net.OpError
-	if errors.As(err, &oe) {
-		return ClassConnection
-	}
-	return ClassFatal
+	return decision.Facts{}, false
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gocql/gocql"
 
+	"github.com/cqlsafe/cqlsafe/internal/core/decision"
 	"github.com/cqlsafe/cqlsafe/internal/core/verdict"
 )
 
@@ -49,8 +50,7 @@ func (e execPolicy) GetRetryType(err error) gocql.RetryType {
 	st.mu.Lock()
 	attempts, v := st.attempts, st.verdict
 	st.mu.Unlock()
-	if c := ClassifyError(err); c.MayHaveApplied() || c == ClassCanceled ||
-		nothingApplied(err) && !provesNothingApplied(err, v) {
+	if decision.AttemptMayHaveApplied(facts(err), v) {
 		st.mu.Lock()
 		st.mayHaveApplied = true
 		st.mu.Unlock()
@@ -104,8 +104,7 @@ type pinnedBatch struct {
 // context is one gocql never shows the retry policy.
 func (st *execState) hedgeFailed(errs []error) {
 	for _, err := range errs {
-		if c := ClassifyError(err); c.MayHaveApplied() || c == ClassCanceled ||
-			nothingApplied(err) && !provesNothingApplied(err, st.verdict) {
+		if decision.AttemptMayHaveApplied(facts(err), st.verdict) {
 			st.mu.Lock()
 			st.mayHaveApplied = true
 			st.mu.Unlock()
@@ -336,10 +335,11 @@ func (p *Policy) execPinnedBatch(s *gocql.Session, pb pinnedBatch) error {
 // outcome turns the final error of an execution into what the caller gets: an
 // *OutcomeUnknownError when a write may have applied, else err unchanged.
 func (p *Policy) outcome(err error, v Verdict, ts int64, st *execState, batch bool, bt gocql.BatchType, stmts []Statement) error {
-	if batchLogged(err) {
+	f := facts(err)
+	if f.BatchLogged() {
 		return fmt.Errorf("%w (timestamp %d): %w", ErrBatchLogged, ts, err)
 	}
-	class := ClassifyError(err)
+	class := f.Class
 	st.mu.Lock()
 	attempts, earlier := st.attempts, st.mayHaveApplied
 	st.mu.Unlock()
@@ -347,7 +347,7 @@ func (p *Policy) outcome(err error, v Verdict, ts int64, st *execState, batch bo
 	// request had been written (exec checked the context before sending).
 	inFlight := class == ClassCanceled
 	mayHave := class.MayHaveApplied() || inFlight || earlier ||
-		nothingApplied(err) && !provesNothingApplied(err, v) ||
+		f.NothingApplied() && !decision.ProvesNothingApplied(f, v) ||
 		class == ClassNoHost && attempts > 0
 	if !v.Writes || !mayHave {
 		return err

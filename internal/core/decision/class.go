@@ -1,0 +1,143 @@
+package decision
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"syscall"
+)
+
+// ErrorClass groups errors by what a retry can do about them.
+type ErrorClass int
+
+// Error classes, from "retrying is safe and useful" to "never retry".
+const (
+	ClassNone          ErrorClass = iota // no error
+	ClassUnavailable                     // not enough replicas alive: nothing was written
+	ClassOverloaded                      // coordinator overloaded: nothing was written
+	ClassBootstrapping                   // coordinator still joining: nothing was written
+	ClassReadTimeout                     // replicas did not answer a read in time
+	ClassWriteTimeout                    // replicas did not acknowledge in time: may have applied
+	ClassWriteFailure                    // replicas failed the write: may have partly applied
+	ClassClientTimeout                   // no response within the client timeout: may have applied
+	ClassConnection                      // connection lost mid-request: may have applied
+	ClassNoHost                          // no connection available: nothing was sent
+	ClassReadFailure                     // replicas failed the read (e.g. too many tombstones)
+	ClassFatal                           // syntax, invalid, unauthorized, config, …: retrying cannot help
+	ClassCanceled                        // the context was cancelled or its deadline passed
+)
+
+var classNames = [...]string{"none", "unavailable", "overloaded", "bootstrapping", "read_timeout",
+	"write_timeout", "write_failure", "client_timeout", "connection", "no_host", "read_failure",
+	"fatal", "canceled"}
+
+func (c ErrorClass) String() string {
+	if int(c) < len(classNames) {
+		return classNames[c]
+	}
+	return "unknown"
+}
+
+// Retryable reports whether an idempotent statement that failed with this class may be
+// re-executed.
+func (c ErrorClass) Retryable() bool {
+	switch c {
+	case ClassUnavailable, ClassOverloaded, ClassBootstrapping, ClassReadTimeout,
+		ClassWriteTimeout, ClassWriteFailure, ClassClientTimeout, ClassConnection, ClassNoHost:
+		return true
+	}
+	return false
+}
+
+// MayHaveApplied reports whether a write that failed with this class may nevertheless
+// have been applied (the outcome is unknown).
+func (c ErrorClass) MayHaveApplied() bool {
+	switch c {
+	case ClassWriteTimeout, ClassWriteFailure, ClassClientTimeout, ClassConnection:
+		return true
+	}
+	return false
+}
+
+// Protocol error codes (native protocol spec, section 8) a Driver maps with CodeClass.
+const (
+	CodeUnavailable     = 0x1000
+	CodeOverloaded      = 0x1001
+	CodeBootstrapping   = 0x1002
+	CodeWriteTimeout    = 0x1100
+	CodeReadTimeout     = 0x1200
+	CodeReadFailure     = 0x1300
+	CodeWriteFailure    = 0x1500
+	CodeCDCWriteFailure = 0x1600
+	CodeCASWriteUnknown = 0x1700
+)
+
+// CodeClass is the class of a server error by its protocol code; codes not listed are
+// ClassFatal (syntax, invalid, unauthorized, …).
+func CodeClass(code int) ErrorClass {
+	switch code {
+	case CodeUnavailable:
+		return ClassUnavailable
+	case CodeOverloaded:
+		return ClassOverloaded
+	case CodeBootstrapping:
+		return ClassBootstrapping
+	case CodeReadTimeout:
+		return ClassReadTimeout
+	case CodeWriteTimeout, CodeCASWriteUnknown:
+		return ClassWriteTimeout
+	case CodeWriteFailure, CodeCDCWriteFailure:
+		return ClassWriteFailure
+	case CodeReadFailure:
+		return ClassReadFailure
+	}
+	return ClassFatal
+}
+
+// Facts are what an error says about a write, in driver-neutral terms.
+type Facts struct {
+	Class ErrorClass
+	// WriteType is Cassandra's write type of a write timeout or failure (SIMPLE, BATCH,
+	// BATCH_LOG, UNLOGGED_BATCH, COUNTER, CAS, VIEW, CDC), "" otherwise.
+	WriteType string
+	// CDC: CDC_WRITE_FAILURE, or a write timeout or failure of type CDC — the commit log's
+	// CDC space is full; a retry within the backoff cannot help.
+	CDC bool
+}
+
+// Driver maps a driver's own errors (typed server errors, its sentinels for a lost
+// response, a closed connection, no connection) to facts; ok is false for an error that
+// is not the driver's.
+type Driver func(err error) (f Facts, ok bool)
+
+// Classify maps an error to its facts, by type and protocol code, never by message
+// text: the context's errors first, then the driver's own, then the network's. Unknown
+// errors are ClassFatal.
+func Classify(err error, driver Driver) Facts {
+	if err == nil {
+		return Facts{Class: ClassNone}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return Facts{Class: ClassCanceled}
+	}
+	if f, ok := driver(err); ok {
+		return f
+	}
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.EPIPE), errors.Is(err, net.ErrClosed):
+		return Facts{Class: ClassConnection}
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return Facts{Class: ClassNoHost}
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return Facts{Class: ClassClientTimeout}
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		return Facts{Class: ClassConnection}
+	}
+	return Facts{Class: ClassFatal}
+}

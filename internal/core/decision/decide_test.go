@@ -1,0 +1,104 @@
+package decision_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"syscall"
+	"testing"
+
+	"github.com/cqlsafe/cqlsafe/internal/core/decision"
+	"github.com/cqlsafe/cqlsafe/internal/core/verdict"
+)
+
+// serverErr stands in for a driver's typed server error.
+type serverErr struct {
+	code      int
+	writeType string
+}
+
+func (e serverErr) Error() string { return fmt.Sprintf("server error %#x", e.code) }
+
+var errNoResponse = errors.New("driver: no response")
+
+// driver is a driver adapter's Driver for these tests.
+func driver(err error) (decision.Facts, bool) {
+	var se serverErr
+	if errors.As(err, &se) {
+		return decision.Facts{Class: decision.CodeClass(se.code), WriteType: se.writeType,
+			CDC: se.code == decision.CodeCDCWriteFailure || se.writeType == "CDC"}, true
+	}
+	if errors.Is(err, errNoResponse) {
+		return decision.Facts{Class: decision.ClassClientTimeout}, true
+	}
+	return decision.Facts{}, false
+}
+
+func TestDecisionClassify(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want decision.ErrorClass
+	}{
+		{nil, decision.ClassNone},
+		{context.Canceled, decision.ClassCanceled},
+		{fmt.Errorf("wrapped: %w", context.DeadlineExceeded), decision.ClassCanceled},
+		{serverErr{code: decision.CodeUnavailable}, decision.ClassUnavailable},
+		{serverErr{code: decision.CodeCASWriteUnknown}, decision.ClassWriteTimeout},
+		{serverErr{code: 0x2000}, decision.ClassFatal}, // syntax
+		{errNoResponse, decision.ClassClientTimeout},
+		{io.EOF, decision.ClassConnection},
+		{syscall.ECONNREFUSED, decision.ClassNoHost},
+		{errors.New("something else"), decision.ClassFatal},
+	} {
+		if got := decision.Classify(tc.err, driver).Class; got != tc.want {
+			t.Errorf("Classify(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}
+
+// TestDecisionTable: the decision table of Decide, row by row.
+func TestDecisionTable(t *testing.T) {
+	ins := verdict.Classify("INSERT INTO t (id, v) VALUES (?, ?)")
+	counter := verdict.Classify("UPDATE c SET n = n + 1 WHERE id = ?")
+	multi := verdict.Batch([]verdict.Verdict{counter, counter}, true, false)
+	logged := verdict.Batch([]verdict.Verdict{ins, ins}, false, true)
+	facts := func(err error) decision.Facts { return decision.Classify(err, driver) }
+	for _, tc := range []struct {
+		name    string
+		ctxDone bool
+		err     error
+		v       verdict.Verdict
+		pinned  bool
+		tries   int
+		want    bool
+		reason  decision.Reason
+	}{
+		{"unavailable, counter: nothing applied", false, serverErr{code: decision.CodeUnavailable}, counter, true, 1, true, ""},
+		{"overloaded, counter batch of two: the first may have applied", false, serverErr{code: decision.CodeOverloaded}, multi, true, 1, false, decision.ReasonNotIdempotent},
+		{"unavailable, logged batch: checked before the batch log", false, serverErr{code: decision.CodeUnavailable}, logged, true, 1, true, ""},
+		{"write timeout BATCH: in the batch log", false, serverErr{code: decision.CodeWriteTimeout, writeType: "BATCH"}, logged, true, 1, false, decision.ReasonBatchLogged},
+		{"write timeout BATCH_LOG, repeatable", false, serverErr{code: decision.CodeWriteTimeout, writeType: "BATCH_LOG"}, logged, true, 1, true, ""},
+		{"write timeout, counter", false, serverErr{code: decision.CodeWriteTimeout, writeType: "COUNTER"}, counter, true, 1, false, decision.ReasonNotIdempotent},
+		{"write timeout, insert, not pinned", false, serverErr{code: decision.CodeWriteTimeout, writeType: "SIMPLE"}, ins, false, 1, false, decision.ReasonNotPinned},
+		{"write timeout, insert, pinned", false, serverErr{code: decision.CodeWriteTimeout, writeType: "SIMPLE"}, ins, true, 1, true, ""},
+		{"write timeout CDC", false, serverErr{code: decision.CodeWriteTimeout, writeType: "CDC"}, ins, true, 1, false, decision.ReasonNotRetryable},
+		{"lost response, attempts exhausted", false, errNoResponse, ins, true, 3, false, decision.ReasonAttemptsExhausted},
+		{"context done", true, errNoResponse, ins, true, 1, false, decision.ReasonContextDone},
+		{"syntax error", false, serverErr{code: 0x2000}, ins, true, 1, false, decision.ReasonNotRetryable},
+	} {
+		got, reason := decision.Decide(tc.ctxDone, facts(tc.err), tc.v, tc.pinned, tc.tries, 3)
+		if got != tc.want || reason != tc.reason {
+			t.Errorf("%s: retry %v (%q), want %v (%q)", tc.name, got, reason, tc.want, tc.reason)
+		}
+	}
+}
+
+func TestDecisionNextHost(t *testing.T) {
+	if !decision.NextHost(decision.Facts{Class: decision.ClassOverloaded}, false) {
+		t.Error("overloaded: another coordinator is what helps")
+	}
+	if decision.NextHost(decision.Facts{Class: decision.ClassClientTimeout}, false) || !decision.NextHost(decision.Facts{Class: decision.ClassClientTimeout}, true) {
+		t.Error("a lost response goes to another host only when asked")
+	}
+}
