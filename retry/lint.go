@@ -10,5 +10,5 @@ package retry
 // only empty lists would not assign the column at all. Markers of columns of unknown
 // type stay conditions (Verdict.ValueConditions), since most such columns are not lists.
 func (p *Policy) Lint(keyspace, cql string) Verdict {
-	return p.Repeatable(keyspace, cql, nil).ForSource()
+	return p.Repeatable(keyspace, cql, nil).ForSource(nil)
 }

@@ -342,3 +342,23 @@ func TestSchemaParseColumnsTrailingComma(t *testing.T) {
 		t.Errorf("kind of t.l = %v, want a list", k)
 	}
 }
+
+// TestSchemaColumnsJSONLists: a schema file tells INSERT JSON's arrays apart — a set, a
+// map or a frozen list is repeatable, a non-frozen list is not (lint --schema once called
+// every array a list assignment).
+func TestSchemaColumnsJSONLists(t *testing.T) {
+	cols, err := schema.ParseColumns("CREATE TABLE ks.users (id text PRIMARY KEY, tags list<text>, ft frozen<list<text>>, names set<text>)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for doc, want := range map[string]bool{
+		`{"id": "a", "ft": ["x"], "names": ["y"]}`: true,
+		`{"id": "a", "tags": ["x"]}`:               false,
+		`{"id": "a", "tags": []}`:                  true,
+	} {
+		v := retry.ClassifyWithSchema("INSERT INTO ks.users JSON '"+doc+"'", cols)
+		if v.Idempotent != want {
+			t.Errorf("%s: idempotent %v, want %v (%v)", doc, v.Idempotent, want, v.Reasons)
+		}
+	}
+}

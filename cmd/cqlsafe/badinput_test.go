@@ -30,6 +30,7 @@ func TestBadInputOneLine(t *testing.T) {
 		{"key lacks a column", append([]string{"tombstone", "plan", "--command", "c", "--key", "org=a"}, row...), 2, "id"},
 		{"key value of the wrong type", append([]string{"tombstone", "undelete", "--command", "c", "--yes", "--key", "org=a,id=one"}, row...), 2, "id"},
 		{"key not col=value", append([]string{"tombstone", "list", "--key", "org"}, row...), 2, "org"},
+		{"key column twice", append([]string{"tombstone", "list", "--key", "org=a,id=1,org=b"}, row...), 2, "given twice"},
 		{"unreadable password file", append([]string{"tombstone", "list", "--key", "org=a,id=1", "--username", "u", "--password-file", "/no/such/file"}, row...), 1, "--password-file"},
 		{"missing TLS CA", append([]string{"tombstone", "list", "--key", "org=a,id=1", "--tls-ca", "/no/such/ca.pem"}, row...), 1, "--tls-ca"},
 		{"missing TLS cert", append([]string{"tombstone", "list", "--key", "org=a,id=1", "--tls-cert", "/no/such/c.pem", "--tls-key", "/no/such/k.pem"}, row...), 1, "--tls-cert"},

@@ -62,9 +62,15 @@ func (c *connFlags) logger() gocql.StdLogger {
 }
 
 func (c *connFlags) cluster() (*gocql.ClusterConfig, error) {
+	if strings.TrimSpace(c.hosts) == "" {
+		return nil, usageError{errors.New("--hosts is required (host:port[,host:port])")}
+	}
 	hosts, err := harness.ParseHosts(c.hosts)
 	if err != nil {
-		return nil, usageError{errors.New("--hosts is required (host:port[,host:port])")}
+		return nil, usageError{fmt.Errorf("--hosts %q: %w", c.hosts, err)}
+	}
+	if c.timeout <= 0 {
+		return nil, usageError{fmt.Errorf("--timeout must be more than 0 (got %v)", c.timeout)}
 	}
 	cons, err := parseConsistency(c.consistency)
 	if err != nil {
@@ -134,16 +140,24 @@ func (c *connFlags) session(ctx context.Context) (*gocql.Session, error) {
 	cl.ConnectTimeout = c.timeout + time.Second
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	if err := harness.Probe(ctx, cl.Hosts); err != nil {
-		return nil, connectError(err)
+	var tlsConf *tls.Config
+	if cl.SslOpts != nil {
+		tlsConf = cl.SslOpts.Config
 	}
+	// Only the hosts that answer CQL become contact points: gocql could otherwise spend
+	// its connect timeout on a silent one before it tries one that works.
+	up, err := harness.Probe(ctx, cl.Hosts, tlsConf)
+	if err != nil {
+		return nil, connectError(err, c.hosts)
+	}
+	cl.Hosts = up
 	s, err := harness.CreateSession(ctx, cl)
 	if err != nil && cl.Keyspace != "" && errors.Is(err, gocql.ErrNoConnectionsStarted) {
 		// gocql says only "no connections were made" when USE of the keyspace failed.
 		err = c.missingKeyspace(ctx, cl, err)
 	}
 	if err != nil {
-		return nil, connectError(err)
+		return nil, connectError(err, strings.Join(cl.Hosts, ","))
 	}
 	return s, nil
 }
@@ -170,18 +184,18 @@ func (c *connFlags) missingKeyspace(ctx context.Context, cl *gocql.ClusterConfig
 // errNoKeyspace: --keyspace names a keyspace the cluster does not have.
 var errNoKeyspace = errors.New("no such keyspace")
 
-// connectError is the one line a failed connect prints.
-func connectError(err error) error {
-	var he *harness.HostError
+// connectError is the one line a failed connect to hosts prints: which host, what
+// happened, what to try.
+func connectError(err error, hosts string) error {
 	if errors.Is(err, errNoKeyspace) {
 		return err
 	}
-	if errors.As(err, &he) {
-		return fmt.Errorf("cannot connect to %s: %s; check --hosts, or start a local node with scripts/native-node.sh start and pass the host:port it prints (or set %s)",
-			he.Host, he.Reason, harness.EnvHosts)
+	what := strings.Join(strings.Fields(err.Error()), " ") // gocql joins per-host errors with newlines
+	if he := (*harness.HostError)(nil); errors.As(err, &he) {
+		hosts, what = he.Host, he.Reason
 	}
-	// gocql joins per-host errors with newlines: keep it one line.
-	return fmt.Errorf("cannot connect: %s", strings.Join(strings.Fields(err.Error()), " "))
+	return fmt.Errorf("cannot connect to %s: %s; check --hosts, or start a local node with scripts/native-node.sh start and pass the host:port it prints (or set %s)",
+		hosts, what, harness.EnvHosts)
 }
 
 func parseConsistency(s string) (gocql.Consistency, error) {

@@ -135,6 +135,9 @@ func parseKey(t *overwrite.Table, s string) (map[string]any, error) {
 		if !ok {
 			return nil, fmt.Errorf("--key: %s.%s has no column %q", t.Keyspace, t.Name, name)
 		}
+		if _, dup := out[c.Name]; dup {
+			return nil, fmt.Errorf("--key: %q given twice", c.Name)
+		}
 		v, err := parseValue(c, val)
 		if err != nil {
 			return nil, fmt.Errorf("--key %s: %v", c.Name, err)

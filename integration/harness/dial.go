@@ -2,9 +2,12 @@ package harness
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -28,38 +31,124 @@ func (e *HostError) Error() string { return e.Host + ": " + e.Reason }
 // Unwrap returns the underlying error and ErrHostDown.
 func (e *HostError) Unwrap() []error { return []error{e.Err, ErrHostDown} }
 
-// Probe dials every host over TCP at once and returns nil as soon as one accepts; when
-// none does before ctx ends, the *HostError of the first host. It sends nothing: it tells
-// "nothing listens there" and "unknown host" apart from a slow node in milliseconds
-// instead of letting gocql retry its control connection until a timeout.
-func Probe(ctx context.Context, hosts []string) error {
+// probeGrace is how long Probe still waits for the other hosts once one has answered:
+// a silent host beside a working one costs this, not the whole timeout.
+const probeGrace = 300 * time.Millisecond
+
+// Probe asks every host at once, in CQL, whether it is a Cassandra node: it connects
+// (over TLS when tlsConf is not nil), sends OPTIONS and waits for the answer. It returns
+// the hosts that answered, in the order given, as soon as one has and the others have had
+// a moment more; when none answers before ctx ends, an error naming each host and what
+// happened (*HostError, matching ErrHostDown). It tells "nothing listens there", "unknown
+// host", "not Cassandra's port" and "silent" apart in milliseconds where gocql would
+// retry its control connection until a timeout — and it keeps a silent host out of the
+// contact points, where gocql could spend its connect timeout on it before trying a
+// working one.
+func Probe(ctx context.Context, hosts []string, tlsConf *tls.Config) ([]string, error) {
 	if len(hosts) == 0 {
-		return errors.New("harness: no hosts to probe")
+		return nil, errors.New("harness: no hosts to probe")
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errs := make(chan error, len(hosts))
-	for _, h := range hosts {
-		go func() {
-			var d net.Dialer
-			c, err := d.DialContext(ctx, "tcp", h)
-			if err == nil {
-				c.Close()
-				errs <- nil
-				return
-			}
-			errs <- &HostError{Host: h, Reason: dialReason(ctx, err), Err: err}
-		}()
+	type answer struct {
+		i   int
+		err *HostError
 	}
-	failed := make(map[string]error, len(hosts))
-	for range hosts {
-		err := <-errs
-		if err == nil {
-			return nil
+	answers := make(chan answer, len(hosts))
+	start := time.Now()
+	for i, h := range hosts {
+		go func() { answers <- answer{i, probeOne(ctx, h, tlsConf, start)} }()
+	}
+	ok := make([]bool, len(hosts))
+	var failed []*HostError
+	var grace <-chan time.Time
+	for pending := len(hosts); pending > 0; pending-- {
+		var a answer
+		select {
+		case a = <-answers:
+		case <-grace:
+			pending = 0
+			continue
 		}
-		failed[err.(*HostError).Host] = err
+		if a.err != nil {
+			failed = append(failed, a.err)
+			continue
+		}
+		ok[a.i] = true
+		if grace == nil {
+			grace = time.After(probeGrace)
+		}
 	}
-	return failed[hosts[0]]
+	var up []string
+	for i, h := range hosts {
+		if ok[i] {
+			up = append(up, h)
+		}
+	}
+	if len(up) > 0 {
+		return up, nil
+	}
+	if len(failed) == 1 {
+		return nil, failed[0]
+	}
+	// Several named hosts, none answered: name each, in the order given.
+	slices.SortFunc(failed, func(a, b *HostError) int { return slices.Index(hosts, a.Host) - slices.Index(hosts, b.Host) })
+	names, reasons := make([]string, len(failed)), make([]string, len(failed))
+	for i, f := range failed {
+		names[i], reasons[i] = f.Host, f.Host+" "+f.Reason
+	}
+	return nil, &HostError{Host: strings.Join(names, ", "), Reason: strings.Join(reasons, "; "), Err: failed[0].Err}
+}
+
+// cqlOptions is an OPTIONS request in native protocol v4: version, flags, stream 0,
+// opcode 0x05, no body. Any Cassandra answers it, with SUPPORTED (0x06) or, for a
+// version it does not speak, an ERROR (0x00) — both in a response frame (version | 0x80).
+var cqlOptions = []byte{0x04, 0, 0, 0, 0x05, 0, 0, 0, 0}
+
+// probeOne is Probe for one host: nil when it answered in CQL.
+func probeOne(ctx context.Context, host string, tlsConf *tls.Config, start time.Time) *HostError {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		return &HostError{Host: host, Reason: dialReason(ctx, err), Err: err}
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Now()) })
+	defer stop()
+	silent := func(err error) *HostError {
+		return &HostError{Host: host, Err: err, Reason: fmt.Sprintf("accepted TCP but gave no CQL answer within %s (is it Cassandra's native port, usually 9042? is the node still starting?)",
+			time.Since(start).Round(100*time.Millisecond))}
+	}
+	if tlsConf != nil {
+		conf := tlsConf.Clone()
+		if conf.ServerName == "" && !conf.InsecureSkipVerify {
+			conf.ServerName, _, _ = net.SplitHostPort(host)
+		}
+		tc := tls.Client(c, conf)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			if ctx.Err() != nil {
+				return silent(err)
+			}
+			return &HostError{Host: host, Err: err, Reason: "TLS handshake failed: " + err.Error()}
+		}
+		c = tc
+	}
+	var head [9]byte
+	_, err = c.Write(cqlOptions)
+	if err == nil {
+		_, err = io.ReadFull(c, head[:])
+	}
+	switch {
+	case err == nil && head[0]&0x80 != 0 && (head[4] == 0x06 || head[4] == 0x00):
+		return nil
+	case err == nil:
+		return &HostError{Host: host, Reason: "answered, but not in CQL (is it Cassandra's native port, usually 9042?)"}
+	case ctx.Err() != nil:
+		return silent(err)
+	case tlsConf == nil:
+		return &HostError{Host: host, Err: err, Reason: "closed the connection without a CQL answer (is it Cassandra's native port, usually 9042? a port that wants TLS: give --tls-ca)"}
+	}
+	return &HostError{Host: host, Err: err, Reason: "closed the connection without a CQL answer (is it Cassandra's native port, usually 9042?)"}
 }
 
 func dialReason(ctx context.Context, err error) string {

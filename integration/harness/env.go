@@ -46,7 +46,8 @@ func ParseHosts(s string) ([]string, error) {
 			continue
 		}
 		if _, _, err := net.SplitHostPort(h); err != nil {
-			if strings.Contains(h, ":") && !strings.HasPrefix(h, "[") {
+			// A bare IPv6 address (::1) takes the default port like a bare name.
+			if strings.Contains(h, ":") && !strings.HasPrefix(h, "[") && net.ParseIP(h) == nil {
 				return nil, fmt.Errorf("harness: bad host %q in %s: %w", h, EnvHosts, err)
 			}
 			h = net.JoinHostPort(strings.Trim(h, "[]"), "9042")

@@ -21,6 +21,7 @@ func TestParseHosts(t *testing.T) {
 		{in: " 127.0.0.1:1, 127.0.0.2:2 ,", want: []string{"127.0.0.1:1", "127.0.0.2:2"}},
 		{in: "[::1]:9043", want: []string{"[::1]:9043"}},
 		{in: "[::1]", want: []string{"[::1]:9042"}},
+		{in: "::1", want: []string{"[::1]:9042"}},
 		{in: "", bad: true},
 		{in: " , ", bad: true},
 		{in: "a:b:c", bad: true},

@@ -227,7 +227,7 @@ func Start(ctx context.Context, opts ...Option) (*Node, error) {
 	if len(c.hosts) > 0 {
 		n.hosts = c.hosts
 		n.source = "hosts " + strings.Join(c.hosts, ",")
-		c.progress("using " + EnvHosts + "=" + strings.Join(c.hosts, ","))
+		c.progress("using " + n.source)
 		if len(c.hosts) == 1 {
 			// One contact point: connect only to it, whatever address the node announces
 			// (a port-mapped container, docker compose on a laptop).
@@ -240,9 +240,11 @@ func Start(ctx context.Context, opts ...Option) (*Node, error) {
 		}
 		// Named hosts are the user's: when none of them even accepts TCP, say so now
 		// rather than wait out the start timeout meant for a node the harness starts.
-		if err := Probe(ctx, n.hosts); err != nil {
+		up, err := Probe(ctx, n.hosts, nil)
+		if err != nil {
 			return n, fmt.Errorf("%w: %s: %w", ErrUnavailable, n.source, err)
 		}
+		n.hosts = up // a silent host would only hold up every session's first connect
 		c.progress("waiting for CQL and schema agreement on " + strings.Join(n.hosts, ","))
 		if err := n.waitReady(ctx); err != nil {
 			return n, fmt.Errorf("%w: %s: %v", ErrUnavailable, n.source, err)

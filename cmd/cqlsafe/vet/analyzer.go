@@ -203,9 +203,35 @@ func (c *checker) parent(n ast.Node) ast.Node {
 
 // classify is the library's verdict on cql as it stands in the source (Policy.Lint),
 // with the schema's column kinds when there is one: what cqlsafe lint and a Policy
-// say of the same statement.
-func (c *checker) classify(cql string) retry.Verdict {
-	return c.policy.Lint("", cql)
+// say of the same statement. A marker the source visibly binds to a value that writes
+// no list element (nil, UnsetValue, an empty slice literal) is judged as the Policy
+// judges that value at run time: repeatable.
+func (c *checker) classify(cql string, values []ast.Expr) retry.Verdict {
+	return c.policy.Repeatable("", cql, nil).ForSource(func(marker int) bool {
+		return marker < len(values) && c.writesNoElement(values[marker])
+	})
+}
+
+// writesNoElement: e is nil, the driver's UnsetValue or an empty slice or map literal.
+func (c *checker) writesNoElement(e ast.Expr) bool {
+	e = ast.Unparen(e)
+	if c.isNil(e) {
+		return true
+	}
+	switch x := e.(type) {
+	case *ast.CompositeLit:
+		if len(x.Elts) != 0 {
+			return false
+		}
+		switch c.pass.TypesInfo.TypeOf(x).Underlying().(type) {
+		case *types.Slice, *types.Map:
+			return true
+		}
+	case *ast.SelectorExpr:
+		v, ok := c.pass.TypesInfo.Uses[x.Sel].(*types.Var)
+		return ok && v.Name() == "UnsetValue" && v.Pkg() != nil && isGocql(v.Pkg().Path())
+	}
+	return false
 }
 
 // short abbreviates CQL for messages.

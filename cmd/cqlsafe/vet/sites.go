@@ -111,7 +111,7 @@ func (c *checker) newSite(call *ast.CallExpr, cql string, values []ast.Expr) *si
 	if st == nil {
 		return nil
 	}
-	return &site{call: call, cql: cql, stmt: st, verdict: c.classify(cql), values: values}
+	return &site{call: call, cql: cql, stmt: st, verdict: c.classify(cql, values), values: values}
 }
 
 // flow is what happens to a query after it is built.

@@ -240,25 +240,32 @@ func (c *classifier) insert(t []cqltext.Token) {
 // is a list assignment (not idempotent). Without schema any non-empty array counts.
 func (c *classifier) insertJSON(ks, table string, doc cqltext.Token) {
 	var listCols map[string]bool
+	var kind func(string) ColumnKind
 	if c.schema != nil && table != "" {
 		if ks == "" {
 			ks = c.ks
 		}
+		c.v.consulted = append(c.v.consulted, ks)
 		if ls, ok := c.schema.(ListColumner); ok {
 			if cols, ok := ls.ListColumns(ks, table); ok {
-				c.v.consulted = append(c.v.consulted, ks)
 				if len(cols) == 0 {
 					return // no non-frozen list: every document is repeatable
 				}
 				listCols = cols
 			}
 		}
+		if listCols == nil {
+			// A schema that answers column by column: each key of the document is
+			// judged by its column's kind.
+			schema := c.schema
+			kind = func(col string) ColumnKind { return schema.ColumnKind(ks, table, col) }
+		}
 	}
 	switch doc.Kind {
 	case cqltext.Bind:
-		c.v.binds = append(c.v.binds, bindCheck{index: c.markers[doc.Pos], json: true, listCols: listCols})
+		c.v.binds = append(c.v.binds, bindCheck{index: c.markers[doc.Pos], json: true, listCols: listCols, kind: kind})
 	case cqltext.String:
-		if col, ok := jsonListAssignment(doc.Text, listCols); ok {
+		if col, ok := jsonListAssignment(doc.Text, listCols, kind); ok {
 			c.v.notIdempotent(fmt.Sprintf("INSERT JSON assigns a list to %q, which is (or may be) a non-frozen list (a repeat appends another copy)", col))
 		}
 	}
@@ -271,9 +278,10 @@ type ListColumner interface {
 }
 
 // jsonListAssignment reports the first key of the JSON object doc whose value is a
-// non-empty array and that names a non-frozen list column (any key when listCols is
-// nil). A document that is not a JSON object counts as one (conservative).
-func jsonListAssignment(doc string, listCols map[string]bool) (string, bool) {
+// non-empty array and that names a non-frozen list column: one of listCols, else one
+// kind calls a list or does not know, else any key. A document that is not a JSON object
+// counts as one (conservative).
+func jsonListAssignment(doc string, listCols map[string]bool, kind func(string) ColumnKind) (string, bool) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(doc), &obj); err != nil {
 		return "?", true
@@ -285,10 +293,22 @@ func jsonListAssignment(doc string, listCols map[string]bool) (string, bool) {
 		} else {
 			name = strings.ToLower(k)
 		}
-		if listCols != nil && !listCols[name] {
-			continue
+		known := listCols != nil
+		switch {
+		case listCols != nil:
+			if !listCols[name] {
+				continue
+			}
+		case kind != nil:
+			switch kind(name) {
+			case ColumnList:
+				known = true
+			case ColumnUnknown:
+			default:
+				continue // a scalar (frozen collections included), a set or a map
+			}
 		}
-		if jsonListValue(raw, listCols != nil) {
+		if jsonListValue(raw, known) {
 			return name, true
 		}
 	}

@@ -42,7 +42,7 @@ func (v Verdict) ForValues(values []any, in ValueInspector) Verdict {
 			if !ok {
 				continue
 			}
-			if col, bad := jsonListAssignment(doc, b.listCols); bad {
+			if col, bad := jsonListAssignment(doc, b.listCols, b.kind); bad {
 				v = v.WithReason("INSERT JSON value assigns a list to " + quoteName(col) + ", which is (or may be) a non-frozen list (a repeat appends another copy)")
 			}
 		case b.known && nonEmptyValue(val, in):
@@ -60,12 +60,16 @@ func (v Verdict) ForValues(values []any, in ValueInspector) Verdict {
 // list bound there appends another copy on repeat, and code that binds only empty lists
 // would not assign the column at all. Markers of columns of unknown type stay conditions
 // (ValueConditions), since most such columns are not lists.
-func (v Verdict) ForSource() Verdict {
+//
+// writesNoElement, when not nil, says which markers the source visibly binds to a value
+// that writes no list element (nil, the driver's UNSET, an empty slice literal): those
+// are repeatable, as ForValues would find at run time.
+func (v Verdict) ForSource(writesNoElement func(marker int) bool) Verdict {
 	if !v.Idempotent {
 		return v
 	}
 	for _, b := range v.binds {
-		if b.known && !b.json {
+		if b.known && !b.json && (writesNoElement == nil || !writesNoElement(b.index)) {
 			v = v.WithReason(fmt.Sprintf("non-frozen list %s assigned whole from bind marker %d (any non-empty list bound there appends another copy on repeat)", quoteName(b.column), b.index+1))
 		}
 	}

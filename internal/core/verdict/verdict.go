@@ -72,6 +72,9 @@ type bindCheck struct {
 	// list columns (nil when the schema is unknown: any non-empty array counts).
 	json     bool
 	listCols map[string]bool
+	// kind: the column kinds of the table, for a schema that cannot list its non-frozen
+	// list columns (nil without schema, or when listCols is known).
+	kind func(column string) ColumnKind
 }
 
 // ColumnKind is what schema metadata says about a column, to refine Classify.

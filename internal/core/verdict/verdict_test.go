@@ -71,15 +71,19 @@ func TestVerdictBatch(t *testing.T) {
 // TestVerdictForSource: a marker assigned whole to a known non-frozen list is not
 // repeatable in source (lint, vet); one of unknown type stays a condition.
 func TestVerdictForSource(t *testing.T) {
-	v := verdict.ClassifyWithSchema("UPDATE t SET l = ? WHERE id = ?", kinds{"t.l": verdict.ColumnList}).ForSource()
+	v := verdict.ClassifyWithSchema("UPDATE t SET l = ? WHERE id = ?", kinds{"t.l": verdict.ColumnList}).ForSource(nil)
 	if v.Idempotent || len(v.ListAssignments()) != 1 {
 		t.Errorf("known list: %+v", v)
 	}
-	v = verdict.Classify("UPDATE t SET l = ? WHERE id = ?").ForSource()
+	v = verdict.Classify("UPDATE t SET l = ? WHERE id = ?").ForSource(nil)
 	if !v.Idempotent || len(v.ValueConditions()) != 1 {
 		t.Errorf("unknown type: %+v, conditions %v", v, v.ValueConditions())
 	}
-	v = verdict.Classify("UPDATE t SET l = [] WHERE id = ?").ForSource()
+	v = verdict.ClassifyWithSchema("UPDATE t SET l = ? WHERE id = ?", kinds{"t.l": verdict.ColumnList}).ForSource(func(m int) bool { return m == 0 })
+	if !v.Idempotent {
+		t.Errorf("known list, bound to UNSET in source: %+v", v)
+	}
+	v = verdict.Classify("UPDATE t SET l = [] WHERE id = ?").ForSource(nil)
 	if !v.Idempotent {
 		t.Errorf("empty list literal: %+v", v)
 	}
@@ -91,7 +95,7 @@ func FuzzVerdict(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		v := verdict.ClassifyWithSchema(s, kinds{"t.l": verdict.ColumnList})
-		_ = v.ForValues([]any{[]int{1}, unset{}, selfMarshal{}}, inspector{}).ForSource()
+		_ = v.ForValues([]any{[]int{1}, unset{}, selfMarshal{}}, inspector{}).ForSource(nil)
 		_ = verdict.Batch([]verdict.Verdict{v, v}, false, true)
 	})
 }
