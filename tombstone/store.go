@@ -309,6 +309,9 @@ func (st *Store) readRow(ctx context.Context, t *table.Table, key []any, cons go
 			rs.ttls[c.Name] = ttl
 		}
 	}
+	// Whatever this process writes to the row next is stamped above what it has just
+	// seen, even when its wall clock lags the clock that wrote it (clientid.Clock.Observe).
+	st.cfg.policy.Clock().Observe(rs.newest)
 	return rs, nil
 }
 

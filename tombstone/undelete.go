@@ -54,6 +54,9 @@ func (st *Store) list(ctx context.Context, t *table.Table, rowKey []byte) ([]Rec
 		}
 		r.Values, r.raw = vals, raw
 		out = append(out, r)
+		// A delete seen is a write seen: later writes of this process to the row are
+		// stamped above it (clientid.Clock.Observe).
+		st.cfg.policy.Clock().Observe(r.Timestamp)
 	}
 	if err := iter.Close(); err != nil {
 		return nil, fmt.Errorf("tombstone: list: %w", err)

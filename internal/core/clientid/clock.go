@@ -78,12 +78,28 @@ func (c *Clock) Reserve(n int) int64 {
 	}
 }
 
+// Observe tells the Clock of a write timestamp seen in Cassandra (a WRITETIME just read):
+// every later value it hands out is above ts. It is the hybrid-logical-clock rule that
+// keeps an instance whose wall clock lags from stamping a write below one it has seen —
+// such a write would lose to the older one, or to a delete made at its timestamp,
+// though Cassandra acknowledged it. Drift then reports how far the Clock runs ahead of
+// the wall clock. Lock-free; safe for concurrent use.
+func (c *Clock) Observe(ts int64) {
+	for {
+		last := c.last.Load()
+		if ts <= last || c.last.CompareAndSwap(last, ts) {
+			return
+		}
+	}
+}
+
 // Last returns the highest timestamp handed out so far (0 before the first call).
 func (c *Clock) Last() int64 { return c.last.Load() }
 
 // Drift reports how far the Clock runs ahead of the wall clock: positive after the wall
-// clock stepped back (or when values are drawn faster than one per microsecond), zero
-// otherwise.
+// clock stepped back, after Observe of a timestamp ahead of it (another instance's clock
+// runs ahead of this one), or when values are drawn faster than one per microsecond;
+// zero otherwise.
 func (c *Clock) Drift() time.Duration {
 	wall := time.Now().UnixMicro()
 	if c.now != nil {

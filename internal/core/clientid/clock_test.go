@@ -140,3 +140,24 @@ func BenchmarkTimeNow(b *testing.B) {
 		_ = time.Now().UnixMicro()
 	}
 }
+
+// TestClientidClockObserve: after Observe(ts) every value is above ts, even from a
+// wall clock far behind it; an older ts changes nothing.
+func TestClientidClockObserve(t *testing.T) {
+	wall := time.Unix(1_000, 0)
+	c := NewClockFunc(func() time.Time { return wall })
+	first := c.Next()
+	ahead := first + 2_000_000 // another instance's clock, 2 s ahead
+	c.Observe(ahead)
+	if n := c.Next(); n <= ahead {
+		t.Fatalf("Next() = %d after Observe(%d)", n, ahead)
+	}
+	if d := c.Drift(); d < 2*time.Second {
+		t.Errorf("Drift() = %v, want at least the 2 s observed ahead", d)
+	}
+	before := c.Last()
+	c.Observe(first)
+	if c.Last() != before {
+		t.Errorf("Observe of an older timestamp moved the clock from %d to %d", before, c.Last())
+	}
+}
