@@ -26,7 +26,8 @@ type config struct {
 	outbox      Recorder
 	tracer      Tracer
 	nextHost    bool
-	hedge       *hedger // nil: no hedging
+	hedge       *hedger       // nil: no hedging
+	maxOffset   time.Duration // 0: clock offsets are measured, never refused
 }
 
 // defaults are documented on NewPolicy.

@@ -138,6 +138,9 @@ func (p *Policy) pin(ctx context.Context, q *gocql.Query, c execConfig) (pinned,
 	}
 	ts := c.ts
 	if v.Writes {
+		if err := p.refuseSkewed(); err != nil {
+			return pinned{}, err
+		}
 		if ts == 0 {
 			ts = p.cfg.clock.Next()
 		}
@@ -186,6 +189,11 @@ func (p *Policy) pinBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch,
 	v, err := c.apply(p.batchVerdict(p.schemaFor(s), b))
 	if err != nil {
 		return pinnedBatch{}, err
+	}
+	if v.Writes {
+		if err := p.refuseSkewed(); err != nil {
+			return pinnedBatch{}, err
+		}
 	}
 	ts := c.ts
 	if ts == 0 {

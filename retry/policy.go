@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gocql/gocql"
@@ -50,6 +51,7 @@ type Policy struct {
 	verdict sync.Map // verdictKey → cachedVerdict (bounded by verdictCacheMax)
 	cached  int64
 	mu      sync.Mutex
+	offset  atomic.Pointer[ClockOffset] // the last MeasureClock
 }
 
 const verdictCacheMax = 10_000
@@ -65,7 +67,8 @@ var _ gocql.RetryPolicy = (*Policy)(nil)
 //   - no schema metadata (WithSchema): ExecBatch reads it from the session it is given;
 //     Exec judges values bound to columns of unknown type by their shape (a non-empty
 //     slice may be a non-frozen list, so it is not retried);
-//   - no outbox (WithOutbox).
+//   - no outbox (WithOutbox);
+//   - no bound on the clock's offset from the cluster's (WithMaxClockOffset).
 //
 // Invalid option values are rejected, not clamped: see Err.
 //

@@ -1219,3 +1219,65 @@ func TestRetryHedgeNotRepeatableSentOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryClockOffsetMeasuredAndBounded: MeasureClock finds a clock in step with the
+// node within a few milliseconds and one set 2 s behind at 2 s; with WithMaxClockOffset
+// the lagging Policy refuses writes (Exec and overwrite.Row: nothing written, read back)
+// and still reads; without a bound it only measures.
+func TestRetryClockOffsetMeasuredAndBounded(t *testing.T) {
+	s, ks := node.Keyspace(t)
+	ctx := context.Background()
+	harness.Exec(t, s, `CREATE TABLE skew (id int PRIMARY KEY, v text)`)
+	tbl, err := overwrite.Describe(ctx, s, ks, "skew")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	inStep := retry.NewPolicy()
+	o, err := inStep.MeasureClock(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("in step: %v", o)
+	if o.Beyond(50*time.Millisecond) || o.Host == "" || o.Uncertainty > 50*time.Millisecond {
+		t.Errorf("a clock in step with the node measured %v", o)
+	}
+
+	lag := 2 * time.Second
+	lagging := clientid.NewClockFunc(func() time.Time { return time.Now().Add(-lag) })
+	bounded := retry.NewPolicy(retry.WithClock(lagging), retry.WithMaxClockOffset(500*time.Millisecond))
+	if got, ok := bounded.ClockOffset(); ok {
+		t.Fatalf("offset %v before any measurement", got)
+	}
+	o, err = bounded.MeasureClock(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("2 s behind: %v", o)
+	if d := o.Offset - lag; d < -50*time.Millisecond || d > 50*time.Millisecond {
+		t.Errorf("a clock 2 s behind measured %v", o)
+	}
+	err = bounded.Exec(ctx, s.Query(`INSERT INTO skew (id, v) VALUES (1, 'x')`))
+	if !errors.Is(err, retry.ErrClockSkew) {
+		t.Errorf("write with a clock 2 s behind (bound 500 ms): %v, want ErrClockSkew", err)
+	}
+	_, err = overwrite.Row(ctx, s, tbl, map[string]any{"id": 2, "v": "y"}, overwrite.WithRetryPolicy(bounded))
+	if !errors.Is(err, retry.ErrClockSkew) {
+		t.Errorf("overwrite.Row with a clock 2 s behind: %v, want ErrClockSkew", err)
+	}
+	var n int
+	if err := bounded.Exec(ctx, s.Query(`SELECT COUNT(*) FROM skew`)); err != nil {
+		t.Errorf("a read refused: %v", err)
+	}
+	if err := s.Query(`SELECT COUNT(*) FROM skew`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("refused writes: %d rows written (%v), want none", n, err)
+	}
+
+	unbounded := retry.NewPolicy(retry.WithClock(lagging))
+	if _, err := unbounded.MeasureClock(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := unbounded.Exec(ctx, s.Query(`INSERT INTO skew (id, v) VALUES (3, 'z')`)); err != nil {
+		t.Errorf("without a bound a lagging clock only measures: %v", err)
+	}
+}
