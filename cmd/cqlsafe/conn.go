@@ -16,6 +16,7 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/cqlsafe/cqlsafe/integration/harness"
+	"github.com/cqlsafe/cqlsafe/table"
 )
 
 // connFlags are the conventional connection flags every command that talks to
@@ -207,4 +208,13 @@ func parseConsistency(s string) (gocql.Consistency, error) {
 		return 0, fmt.Errorf("unknown consistency %q", s)
 	}
 	return c, nil
+}
+
+// tableError says which flag named a table the keyspace does not have.
+func tableError(err error, flag string) error {
+	var te *table.Error
+	if errors.As(err, &te) && errors.Is(err, table.ErrUnknownTable) {
+		return fmt.Errorf("no table %s.%s (check %s; names are case-sensitive when quoted)", te.Keyspace, te.Table, flag)
+	}
+	return err
 }

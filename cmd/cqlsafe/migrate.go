@@ -174,11 +174,11 @@ func (f *migrateFlags) leaseOption() keymigrate.WorkerOption {
 func (f *migrateFlags) migration(ctx context.Context, s *gocql.Session) (*keymigrate.Migration, *table.Table, *table.Table, []mapping, error) {
 	old, err := table.Describe(ctx, s, f.conn.keyspace, f.old)
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return nil, nil, nil, nil, tableError(err, "--old")
 	}
 	nw, err := table.Describe(ctx, s, f.conn.keyspace, f.new)
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return nil, nil, nil, nil, tableError(err, "--new")
 	}
 	tr, maps, err := parseTransform(f.maps, old, nw)
 	if err != nil {

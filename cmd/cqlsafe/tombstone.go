@@ -61,7 +61,7 @@ func runTombstone(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	defer s.Close()
 	tbl, err := overwrite.Describe(ctx, s, cf.keyspace, *table)
 	if err != nil {
-		return err
+		return tableError(err, "--table")
 	}
 	keyMap, err := parseKey(tbl, *key)
 	if err != nil {
