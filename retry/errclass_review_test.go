@@ -290,9 +290,9 @@ func TestReviewClassifySingleErrorsUnchanged(t *testing.T) {
 // the typed error that decided the class. The old behaviour is the oracle.
 func TestReviewClassifyCompositeErrors(t *testing.T) {
 	_, composite := reviewErrors()
-	for _, err := range composite {
+	for i, err := range composite {
 		for _, d := range compareOldNew(t, err) {
-			t.Errorf("%v: %s", err, d)
+			t.Errorf("composite #%d (%T): %s", i, err, d)
 		}
 	}
 }

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/cqlsafe/cqlsafe/integration/harness"
+	"github.com/cqlsafe/cqlsafe/schema"
 )
 
 // TestBadInputOneLine gives every command that connects input it must reject: each
@@ -67,5 +69,23 @@ func TestBadInputOneLine(t *testing.T) {
 	var n int
 	if err := s.Query(`SELECT COUNT(*) FROM system_schema.keyspaces WHERE keyspace_name = 'no_such_ks'`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("keyspace no_such_ks: count %d, %v", n, err)
+	}
+}
+
+// TestBadInputPlanNoTombstone: plan and undelete of a row that was never deleted print
+// one line saying so (once: placeholder lines, "deleted: 0001-01-01…", on stdout).
+func TestBadInputPlanNoTombstone(t *testing.T) {
+	s, ks := node.Keyspace(t)
+	harness.Exec(t, s, `CREATE TABLE accounts (org text, id int, name text, PRIMARY KEY (org, id))`)
+	if err := schema.ApplyTemplate(context.Background(), s, "tombstones", schema.Params{Keyspace: ks}); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []string{"plan", "undelete"} {
+		stdout, stderr, code := cli(t, "", "tombstone", sub, "--command", "c", "--key", "org=a,id=1", "--yes",
+			"--hosts", node.Hosts()[0], "--keyspace", ks, "--table", "accounts")
+		lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+		if code != 1 || len(lines) != 1 || !strings.Contains(stderr, "no delete to undo") || stdout != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want one line saying there is no delete to undo", sub, code, stdout, stderr)
+		}
 	}
 }

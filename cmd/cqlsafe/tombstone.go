@@ -91,6 +91,9 @@ func runTombstone(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		if err != nil {
 			return err
 		}
+		if p.Tombstone.Action == "" {
+			return p.Reason // no record at all: one line, nothing to show
+		}
 		fmt.Fprintf(stdout, "row:      %s.%s %s\n", tbl.Keyspace, tbl.Name, *key)
 		fmt.Fprintf(stdout, "deleted:  %s by %q (timestamp %d)\n", p.Tombstone.At.Format(time.RFC3339), p.Tombstone.CommandID, p.Tombstone.Timestamp)
 		fmt.Fprintf(stdout, "restore:  %s\n", formatValues(p.Restore))
