@@ -25,6 +25,10 @@ func NewClock() *Clock { return core.NewClock() }
 // simulations of a wall clock that jumps.
 func NewClockFunc(now func() time.Time) *Clock { return core.NewClockFunc(now) }
 
+// MaxObserveAhead bounds how far ahead of the wall clock Clock.Observe follows a
+// timestamp.
+const MaxObserveAhead = core.MaxObserveAhead
+
 // ProcessClock returns the Clock shared by every cqlsafe package in this process, so
 // that overwrites, retries and event appends never receive the same timestamp. Use it
 // for your own writes too, or pass your own Clock to each package's options.

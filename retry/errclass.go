@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"context"
 	"errors"
 
 	"github.com/gocql/gocql"
@@ -32,18 +33,27 @@ const (
 // by type and protocol error code, never by message text. Unknown errors are ClassFatal.
 func ClassifyError(err error) ErrorClass { return facts(err).Class }
 
-// facts is what err says about a write (decision.Classify with gocql's errors).
-func facts(err error) decision.Facts { return decision.Classify(err, gocqlFacts) }
-
-// gocqlFacts maps gocql v1.7's errors: its typed server errors first (they carry the
-// code, but a zero value would say 0), then any RequestError by code, then its sentinels.
-func gocqlFacts(err error) (decision.Facts, bool) {
+// facts is what err says about a write (decision.Classify with gocql's errors). An
+// *OutcomeUnknownError is judged by the error it wraps (after the context: Unwrap
+// shows a context error inside it to Classify's first check as well).
+func facts(err error) decision.Facts {
 	var ou *OutcomeUnknownError
-	if errors.As(err, &ou) {
-		return facts(ou.Err), true
+	if errors.As(err, &ou) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		return facts(ou.Err)
 	}
+	return decision.Classify(err, gocqlDriver)
+}
+
+// gocqlDriver is what decision.Classify needs of gocql v1.7.
+var gocqlDriver = decision.Driver{Server: gocqlServerFacts, NoResponse: gocql.ErrTimeoutNoResponse,
+	ConnectionClosed: gocql.ErrConnectionClosed, NoConnections: gocql.ErrNoConnections}
+
+// gocqlServerFacts maps gocql v1.7's server errors: its typed errors first (they carry
+// the code, but a zero value would say 0), then any RequestError by code.
+func gocqlServerFacts(err error) (decision.Facts, bool) {
+	var f decision.Facts
 	var re gocql.RequestError
-	cdc := errors.As(err, &re) && re.Code() == decision.CodeCDCWriteFailure
+	hasCode := errors.As(err, &re)
 	var (
 		unavailable  *gocql.RequestErrUnavailable
 		readTimeout  *gocql.RequestErrReadTimeout
@@ -51,28 +61,26 @@ func gocqlFacts(err error) (decision.Facts, bool) {
 		writeFailure *gocql.RequestErrWriteFailure
 		readFailure  *gocql.RequestErrReadFailure
 	)
+	hasWT, hasWF := errors.As(err, &writeTimeout), errors.As(err, &writeFailure)
+	// CDC and BATCH are read from every error err holds, whichever decides the class.
+	f.CDC = hasWT && writeTimeout.WriteType == "CDC" || hasWF && writeFailure.WriteType == "CDC" ||
+		hasCode && re.Code() == decision.CodeCDCWriteFailure
+	f.BatchLogged = hasWT && writeTimeout.WriteType == "BATCH"
 	switch {
 	case errors.As(err, &unavailable):
-		return decision.Facts{Class: ClassUnavailable}, true
+		f.Class = ClassUnavailable
 	case errors.As(err, &readTimeout):
-		return decision.Facts{Class: ClassReadTimeout}, true
-	case errors.As(err, &writeTimeout):
-		return decision.Facts{Class: ClassWriteTimeout, WriteType: writeTimeout.WriteType, CDC: cdc || writeTimeout.WriteType == "CDC"}, true
-	case errors.As(err, &writeFailure):
-		return decision.Facts{Class: ClassWriteFailure, WriteType: writeFailure.WriteType, CDC: cdc || writeFailure.WriteType == "CDC"}, true
+		f.Class = ClassReadTimeout
+	case hasWT:
+		f.Class = ClassWriteTimeout
+	case hasWF:
+		f.Class = ClassWriteFailure
 	case errors.As(err, &readFailure):
-		return decision.Facts{Class: ClassReadFailure}, true
+		f.Class = ClassReadFailure
+	case hasCode:
+		f.Class = decision.CodeClass(re.Code())
+	default:
+		return decision.Facts{}, false
 	}
-	if re != nil {
-		return decision.Facts{Class: decision.CodeClass(re.Code()), CDC: cdc}, true
-	}
-	switch {
-	case errors.Is(err, gocql.ErrTimeoutNoResponse):
-		return decision.Facts{Class: ClassClientTimeout}, true
-	case errors.Is(err, gocql.ErrConnectionClosed):
-		return decision.Facts{Class: ClassConnection}, true
-	case errors.Is(err, gocql.ErrNoConnections):
-		return decision.Facts{Class: ClassNoHost}, true
-	}
-	return decision.Facts{}, false
+	return f, true
 }

@@ -344,7 +344,7 @@ func (p *Policy) execPinnedBatch(s *gocql.Session, pb pinnedBatch) error {
 // *OutcomeUnknownError when a write may have applied, else err unchanged.
 func (p *Policy) outcome(err error, v Verdict, ts int64, st *execState, batch bool, bt gocql.BatchType, stmts []Statement) error {
 	f := facts(err)
-	if f.BatchLogged() {
+	if f.BatchLogged {
 		return fmt.Errorf("%w (timestamp %d): %w", ErrBatchLogged, ts, err)
 	}
 	class := f.Class

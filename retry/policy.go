@@ -168,7 +168,7 @@ func (p *Policy) unpinnedVerdict(q gocql.RetryableQuery) (string, Verdict) {
 // GetRetryType implements gocql.RetryPolicy: where to retry, by error class; errors of
 // classes that are never retried are rethrown.
 func (p *Policy) GetRetryType(err error) gocql.RetryType {
-	if f := facts(err); !f.Class.Retryable() || f.BatchLogged() {
+	if f := facts(err); !f.Class.Retryable() || f.BatchLogged {
 		return gocql.Rethrow
 	}
 	return p.retryType(err)

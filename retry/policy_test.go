@@ -110,7 +110,7 @@ func TestRetryDecisions(t *testing.T) {
 			}
 			_, st := execution(p, idem)
 			out := p.outcome(tc.err, st.verdict, 7, st, false, gocql.UnloggedBatch, nil)
-			if facts(tc.err).BatchLogged() {
+			if facts(tc.err).BatchLogged {
 				if !errors.Is(out, ErrBatchLogged) {
 					t.Errorf("%v: outcome %v, want ErrBatchLogged", tc.err, out)
 				}

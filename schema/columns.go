@@ -3,7 +3,6 @@ package schema
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"strings"
 
 	"github.com/cqlsafe/cqlsafe/internal/core/cqltext"
@@ -136,46 +135,6 @@ func (c *Columns) ColumnKind(keyspace, table, column string) retry.ColumnKind {
 		kind, found = tk, true
 	}
 	return kind
-}
-
-// ListColumns lists the non-frozen list columns of a table (ok false when c does not
-// know it, or knows tables of that name in several keyspaces that disagree): the
-// verdict then judges an INSERT JSON document by them — an array for a set, a map or a
-// frozen list is repeatable.
-func (c *Columns) ListColumns(keyspace, table string) (map[string]bool, bool) {
-	if c == nil || c.tables == nil {
-		return nil, false
-	}
-	lists := func(t *tableDef) map[string]bool {
-		out := map[string]bool{}
-		for name, k := range t.cols {
-			if k == retry.ColumnList {
-				out[name] = true
-			}
-		}
-		return out
-	}
-	if keyspace != "" {
-		if t, ok := c.tables[tableKey{keyspace, table}]; ok {
-			return lists(t), true
-		}
-		if t, ok := c.tables[tableKey{"", table}]; ok {
-			return lists(t), true
-		}
-		return nil, false
-	}
-	var out map[string]bool
-	for k, t := range c.tables {
-		if k.table != table {
-			continue
-		}
-		l := lists(t)
-		if out != nil && !maps.Equal(out, l) {
-			return nil, false
-		}
-		out = l
-	}
-	return out, out != nil
 }
 
 func (t *tableDef) kind(column string) retry.ColumnKind {

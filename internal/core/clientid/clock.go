@@ -87,8 +87,15 @@ func (c *Clock) Reserve(n int) int64 {
 // keeps an instance whose wall clock lags from stamping a write below one it has seen —
 // such a write would lose to the older one, or to a delete made at its timestamp,
 // though Cassandra acknowledged it. Drift then reports how far the Clock runs ahead of
-// the wall clock. Lock-free; safe for concurrent use.
+// the wall clock. A timestamp more than MaxObserveAhead ahead of the wall clock is
+// ignored: it is in the wrong unit (nanoseconds), or from a clock gone wrong, and
+// following it would stamp every later write of the process far in the future, where
+// no process with a sane clock could overwrite or delete them. Lock-free; safe for
+// concurrent use.
 func (c *Clock) Observe(ts int64) {
+	if ts > c.wall()+int64(MaxObserveAhead/time.Microsecond) {
+		return
+	}
 	for {
 		last := c.last.Load()
 		if ts <= last || c.last.CompareAndSwap(last, ts) {
@@ -96,6 +103,9 @@ func (c *Clock) Observe(ts int64) {
 		}
 	}
 }
+
+// MaxObserveAhead bounds how far ahead of the wall clock Observe follows a timestamp.
+const MaxObserveAhead = time.Hour
 
 // Last returns the highest timestamp handed out so far (0 before the first call).
 func (c *Clock) Last() int64 { return c.last.Load() }

@@ -98,37 +98,52 @@ func CodeClass(code int) ErrorClass {
 // Facts are what an error says about a write, in driver-neutral terms.
 type Facts struct {
 	Class ErrorClass
-	// WriteType is Cassandra's write type of a write timeout or failure (SIMPLE, BATCH,
-	// BATCH_LOG, UNLOGGED_BATCH, COUNTER, CAS, VIEW, CDC), "" otherwise.
-	WriteType string
-	// CDC: CDC_WRITE_FAILURE, or a write timeout or failure of type CDC — the commit log's
-	// CDC space is full; a retry within the backoff cannot help.
+	// CDC: CDC_WRITE_FAILURE, or a write timeout or failure of type CDC, anywhere in the
+	// error — the commit log's CDC space is full; a retry within the backoff cannot help.
 	CDC bool
+	// BatchLogged: a write timeout of type BATCH, anywhere in the error — the batch
+	// reached the batch log and Cassandra will apply it.
+	BatchLogged bool
 }
 
-// Driver maps a driver's own errors (typed server errors, its sentinels for a lost
-// response, a closed connection, no connection) to facts; ok is false for an error that
-// is not the driver's.
-type Driver func(err error) (f Facts, ok bool)
+// Driver is what Classify needs of a driver: its typed server errors and its sentinel
+// errors, which Classify weighs in a fixed order against the context's and the
+// network's.
+type Driver struct {
+	// Server maps the driver's server errors (typed, or any error with a protocol code):
+	// ok false when err holds none. It sets CDC and BatchLogged from every server error
+	// err holds, not only the one that decides the class.
+	Server func(err error) (f Facts, ok bool)
+	// The driver's sentinels: no response within its timeout, a connection it closed,
+	// no connection to send on. Nil ones are skipped.
+	NoResponse, ConnectionClosed, NoConnections error
+}
 
 // Classify maps an error to its facts, by type and protocol code, never by message
-// text: the context's errors first, then the driver's own, then the network's. Unknown
-// errors are ClassFatal.
-func Classify(err error, driver Driver) Facts {
+// text, in this order: the context ended; a server error; no response; the connection
+// lost (the driver's closed connection, EOF, reset, broken pipe); no connection (the
+// driver's, or refused); a network timeout; another network error. Unknown errors are
+// ClassFatal.
+func Classify(err error, d Driver) Facts {
 	if err == nil {
 		return Facts{Class: ClassNone}
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return Facts{Class: ClassCanceled}
 	}
-	if f, ok := driver(err); ok {
-		return f
+	if d.Server != nil {
+		if f, ok := d.Server(err); ok {
+			return f
+		}
 	}
+	is := func(target error) bool { return target != nil && errors.Is(err, target) }
 	switch {
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET),
-		errors.Is(err, syscall.EPIPE), errors.Is(err, net.ErrClosed):
+	case is(d.NoResponse):
+		return Facts{Class: ClassClientTimeout}
+	case is(d.ConnectionClosed), is(io.EOF), is(io.ErrUnexpectedEOF), is(syscall.ECONNRESET),
+		is(syscall.EPIPE), is(net.ErrClosed):
 		return Facts{Class: ClassConnection}
-	case errors.Is(err, syscall.ECONNREFUSED):
+	case is(d.NoConnections), is(syscall.ECONNREFUSED):
 		return Facts{Class: ClassNoHost}
 	}
 	var ne net.Error

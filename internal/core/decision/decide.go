@@ -20,10 +20,10 @@ import "github.com/cqlsafe/cqlsafe/internal/core/verdict"
 //
 //	read timeout                                             retry (reads are idempotent)
 //	counter write timeout, LWT, fatal, context done          never
+//
+// Decide is for a failed attempt: a nil error's facts (ClassNone) are not retryable.
 func Decide(ctxDone bool, f Facts, v verdict.Verdict, pinned bool, attempts, maxAttempts int) (bool, Reason) {
 	switch {
-	case f.Class == ClassNone:
-		return false, ReasonNoError
 	case ctxDone:
 		return false, ReasonContextDone
 	case !f.Class.Retryable() || f.CDC:
@@ -32,7 +32,7 @@ func Decide(ctxDone bool, f Facts, v verdict.Verdict, pinned bool, attempts, max
 		return false, ReasonAttemptsExhausted
 	case ProvesNothingApplied(f, v):
 		return true, ""
-	case f.BatchLogged():
+	case f.BatchLogged:
 		return false, ReasonBatchLogged
 	case !v.Idempotent:
 		return false, ReasonNotIdempotent
@@ -50,12 +50,6 @@ func (f Facts) NothingApplied() bool {
 		return true
 	}
 	return false
-}
-
-// BatchLogged reports a write timeout of type BATCH: the batch reached the batch log and
-// Cassandra will apply it; a re-send would apply a non-idempotent batch twice.
-func (f Facts) BatchLogged() bool {
-	return f.Class == ClassWriteTimeout && f.WriteType == "BATCH"
 }
 
 // ProvesNothingApplied: the error proves this write applied nothing. Unavailable,

@@ -23,14 +23,13 @@ func (e serverErr) Error() string { return fmt.Sprintf("server error %#x", e.cod
 var errNoResponse = errors.New("driver: no response")
 
 // driver is a driver adapter's Driver for these tests.
-func driver(err error) (decision.Facts, bool) {
+var driver = decision.Driver{Server: serverFacts, NoResponse: errNoResponse}
+
+func serverFacts(err error) (decision.Facts, bool) {
 	var se serverErr
 	if errors.As(err, &se) {
-		return decision.Facts{Class: decision.CodeClass(se.code), WriteType: se.writeType,
+		return decision.Facts{Class: decision.CodeClass(se.code), BatchLogged: se.writeType == "BATCH",
 			CDC: se.code == decision.CodeCDCWriteFailure || se.writeType == "CDC"}, true
-	}
-	if errors.Is(err, errNoResponse) {
-		return decision.Facts{Class: decision.ClassClientTimeout}, true
 	}
 	return decision.Facts{}, false
 }

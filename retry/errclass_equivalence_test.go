@@ -239,8 +239,8 @@ func compareOldNew(t *testing.T, err error) (diffs []string) {
 	if err != nil && oldIsCDC(err) != f.CDC {
 		diffs = append(diffs, fmt.Sprintf("cdc %v -> %v", oldIsCDC(err), f.CDC))
 	}
-	if err != nil && oldBatchLogged(err) != f.BatchLogged() {
-		diffs = append(diffs, fmt.Sprintf("batchLogged %v -> %v", oldBatchLogged(err), f.BatchLogged()))
+	if err != nil && oldBatchLogged(err) != f.BatchLogged {
+		diffs = append(diffs, fmt.Sprintf("batchLogged %v -> %v", oldBatchLogged(err), f.BatchLogged))
 	}
 	for name, v := range reviewVerdicts() {
 		for _, ctxDone := range []bool{false, true} {
@@ -272,9 +272,9 @@ func compareOldNew(t *testing.T, err error) (diffs []string) {
 	return diffs
 }
 
-// TestReviewClassifySingleErrorsUnchanged: for every error gocql v1.7 or the network
+// TestRetryClassifySingleErrorsUnchanged: for every error gocql v1.7 or the network
 // returns on its own, the new Facts and decision equal the old ones.
-func TestReviewClassifySingleErrorsUnchanged(t *testing.T) {
+func TestRetryClassifySingleErrorsUnchanged(t *testing.T) {
 	single, _ := reviewErrors()
 	for _, err := range single {
 		for _, d := range compareOldNew(t, err) {
@@ -283,16 +283,42 @@ func TestReviewClassifySingleErrorsUnchanged(t *testing.T) {
 	}
 }
 
-// TestReviewClassifyCompositeErrors: errors carrying two causes (errors.Join, two %w —
+// TestRetryClassifyCompositeErrorsUnchanged: errors carrying two causes (errors.Join, two %w —
 // what a function given to Do can return) are classified in a different order now: the
 // driver's sentinels (ErrConnectionClosed, ErrNoConnections) are looked for before the
 // network's (EOF, ECONNRESET, EPIPE, net.ErrClosed), and CDC / BATCH are read only from
 // the typed error that decided the class. The old behaviour is the oracle.
-func TestReviewClassifyCompositeErrors(t *testing.T) {
+func TestRetryClassifyCompositeErrorsUnchanged(t *testing.T) {
 	_, composite := reviewErrors()
 	for i, err := range composite {
 		for _, d := range compareOldNew(t, err) {
 			t.Errorf("composite #%d (%T): %s", i, err, d)
+		}
+	}
+}
+
+type reviewMarshaler struct{}
+
+func (reviewMarshaler) MarshalCQL(gocql.TypeInfo) ([]byte, error) { return nil, nil }
+
+// TestRetryForValuesUnchanged: bound values judged through gocqlValues as the old
+// forValues judged them (UNSET, gocql.Marshaler, gocql's UUID and Duration).
+func TestRetryForValuesUnchanged(t *testing.T) {
+	p := NewPolicy()
+	var nilUUID *gocql.UUID
+	u := gocql.TimeUUID()
+	for _, tc := range []struct {
+		val  any
+		want bool // repeatable for a column of unknown type
+	}{
+		{nil, true}, {gocql.UnsetValue, true}, {[]int{}, true}, {[]int{1}, false}, {[]byte{1}, true},
+		{u, true}, {&u, true}, {nilUUID, true}, {gocql.Duration{Days: 1}, true}, {&gocql.Duration{}, true},
+		{reviewMarshaler{}, false}, {&reviewMarshaler{}, false}, {[1]string{"a"}, false}, {"s", true},
+		{&[]int{1}, false}, {map[string]int{"a": 1}, true},
+	} {
+		v := p.Repeatable("ks", "UPDATE t SET c = ? WHERE k = 1", []any{tc.val})
+		if v.Idempotent != tc.want {
+			t.Errorf("%T %v: idempotent %v, want %v", tc.val, tc.val, v.Idempotent, tc.want)
 		}
 	}
 }
