@@ -170,12 +170,9 @@ func planLWT(ks string, st retry.Statement, lookup tableLookup) (lwtPlan, error)
 		if !ok {
 			return plan, fmt.Errorf("primary key column %s has no value in the statement", cm.Name)
 		}
-		v, unset, err := termValue(&t, cm.Type, st.Values)
+		v, err := keyTermValue(&t, cm, st.Values)
 		if err != nil {
-			return plan, fmt.Errorf("key column %s: %v", cm.Name, err)
-		}
-		if unset || isNull(v) {
-			return plan, fmt.Errorf("key column %s is bound to null or unset", cm.Name)
+			return plan, err
 		}
 		plan.key = append(plan.key, keyValue{cm.Name, v})
 	}

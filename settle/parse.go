@@ -236,7 +236,7 @@ func (p *parser) using(w *parsedWrite, i int) int {
 // restrictions reads `a op x AND b op y …`.
 func (p *parser) restrictions(t []cqltext.Token) []restriction {
 	var out []restriction
-	for _, r := range splitTopKeyword(t, "and") {
+	for _, r := range cqltext.SplitTopFunc(t, func(tok cqltext.Token) bool { return tok.Is("and") }) {
 		if len(r) == 0 {
 			continue
 		}
@@ -394,24 +394,6 @@ func (p *parser) delete(w *parsedWrite) error {
 	w.where = p.restrictions(t[i+1 : end])
 	p.tail(w, end)
 	return nil
-}
-
-// splitTopKeyword splits t at the keyword kw outside brackets.
-func splitTopKeyword(t []cqltext.Token, kw string) [][]cqltext.Token {
-	var out [][]cqltext.Token
-	depth, start := 0, 0
-	for i, tok := range t {
-		switch {
-		case tok.IsPunct("(") || tok.IsPunct("[") || tok.IsPunct("{"):
-			depth++
-		case tok.IsPunct(")") || tok.IsPunct("]") || tok.IsPunct("}"):
-			depth--
-		case depth == 0 && tok.Is(kw):
-			out = append(out, t[start:i])
-			start = i + 1
-		}
-	}
-	return append(out, t[start:])
 }
 
 // termValue is the Go value a term puts in a column of type typ: the bound value, or a

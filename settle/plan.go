@@ -131,12 +131,9 @@ func planSettle(ks string, st retry.Statement, lookup tableLookup, pinned int64)
 			full = i
 			break
 		}
-		v, unset, err := termValue(&t, cm.Type, st.Values)
+		v, err := keyTermValue(&t, cm, st.Values)
 		if err != nil {
-			return plan, fmt.Errorf("key column %s: %v", cm.Name, err)
-		}
-		if unset || isNull(v) {
-			return plan, fmt.Errorf("key column %s is bound to null or unset", cm.Name)
+			return plan, err
 		}
 		plan.key = append(plan.key, keyValue{cm.Name, v})
 		if i < nKey {
@@ -304,4 +301,17 @@ func protoType(t gocql.TypeInfo) gocql.TypeInfo {
 		return x
 	}
 	return t
+}
+
+// keyTermValue is the value a statement gives key column cm: never null or unset, which
+// Cassandra rejects in a key.
+func keyTermValue(t *term, cm *gocql.ColumnMetadata, values []any) (any, error) {
+	v, unset, err := termValue(t, cm.Type, values)
+	if err != nil {
+		return nil, fmt.Errorf("key column %s: %v", cm.Name, err)
+	}
+	if unset || isNull(v) {
+		return nil, fmt.Errorf("key column %s is bound to null or unset", cm.Name)
+	}
+	return v, nil
 }

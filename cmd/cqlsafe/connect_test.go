@@ -61,15 +61,16 @@ func TestConnectFailsFast(t *testing.T) {
 		code       int
 	}
 	commands := map[string]command{
-		"demo":             {args: []string{"demo"}},
-		"lint":             {args: []string{"lint"}, tail: []string{lintFile}, code: 2},
-		"schema apply":     {args: []string{"schema", "apply", "eventlog", "--keyspace", "ks"}},
-		"tombstone list":   {args: []string{"tombstone", "list", "--keyspace", "ks", "--table", "t", "--key", "id=1"}},
-		"tombstone plan":   {args: []string{"tombstone", "plan", "--keyspace", "ks", "--table", "t", "--key", "id=1", "--command", "c"}},
-		"migrate check":    {args: []string{"migrate", "check", "--keyspace", "ks", "--old", "a", "--new", "b"}},
-		"migrate backfill": {args: []string{"migrate", "backfill", "--keyspace", "ks", "--old", "a", "--new", "b"}},
-		"migrate status":   {args: []string{"migrate", "status", "--keyspace", "ks", "--old", "a", "--new", "b"}},
-		"migrate verify":   {args: []string{"migrate", "verify", "--keyspace", "ks", "--old", "a", "--new", "b"}},
+		"demo":               {args: []string{"demo"}},
+		"lint":               {args: []string{"lint"}, tail: []string{lintFile}, code: 2},
+		"schema apply":       {args: []string{"schema", "apply", "eventlog", "--keyspace", "ks"}},
+		"tombstone list":     {args: []string{"tombstone", "list", "--keyspace", "ks", "--table", "t", "--key", "id=1"}},
+		"tombstone plan":     {args: []string{"tombstone", "plan", "--keyspace", "ks", "--table", "t", "--key", "id=1", "--command", "c"}},
+		"tombstone undelete": {args: []string{"tombstone", "undelete", "--keyspace", "ks", "--table", "t", "--key", "id=1", "--command", "c", "--yes"}},
+		"migrate check":      {args: []string{"migrate", "check", "--keyspace", "ks", "--old", "a", "--new", "b"}},
+		"migrate backfill":   {args: []string{"migrate", "backfill", "--keyspace", "ks", "--old", "a", "--new", "b"}},
+		"migrate status":     {args: []string{"migrate", "status", "--keyspace", "ks", "--old", "a", "--new", "b"}},
+		"migrate verify":     {args: []string{"migrate", "verify", "--keyspace", "ks", "--old", "a", "--new", "b"}},
 	}
 	hosts := []struct {
 		name, addr, want string

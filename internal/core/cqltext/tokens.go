@@ -44,7 +44,19 @@ func IndexKeyword(t []Token, kw string, from int) int {
 	return -1
 }
 
+// SplitTop splits t at the punctuation sep outside brackets; an empty last part (a
+// trailing sep, or no tokens) is left out.
 func SplitTop(t []Token, sep string) [][]Token {
+	out := SplitTopFunc(t, func(tok Token) bool { return tok.IsPunct(sep) })
+	if n := len(out); len(out[n-1]) == 0 {
+		out = out[:n-1]
+	}
+	return out
+}
+
+// SplitTopFunc splits t outside brackets at every token isSep reports; the part after
+// the last separator is always returned, empty or not.
+func SplitTopFunc(t []Token, isSep func(Token) bool) [][]Token {
 	var out [][]Token
 	depth, start := 0, 0
 	for i, tok := range t {
@@ -53,15 +65,12 @@ func SplitTop(t []Token, sep string) [][]Token {
 			depth++
 		case tok.IsPunct(")") || tok.IsPunct("]") || tok.IsPunct("}"):
 			depth--
-		case depth == 0 && tok.IsPunct(sep):
+		case depth == 0 && isSep(tok):
 			out = append(out, t[start:i])
 			start = i + 1
 		}
 	}
-	if start < len(t) {
-		out = append(out, t[start:])
-	}
-	return out
+	return append(out, t[start:])
 }
 
 func HasSeq(t []Token, kws ...string) bool {
