@@ -150,6 +150,9 @@ func TestDemoAgainstHosts(t *testing.T) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
 	}
+	if strings.Contains(out, "read latency") {
+		t.Errorf("demo still shows a read latency of unflushed rows, which says nothing:\n%s", out)
+	}
 	if !strings.Contains(stderr, "writing 50 rows") {
 		t.Errorf("no progress on stderr:\n%s", stderr)
 	}
