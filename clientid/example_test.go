@@ -84,3 +84,13 @@ func ExampleBucket() {
 	fmt.Println(day, start)
 	// Output: 20778 2026-11-21 00:00:00 +0000 UTC
 }
+
+// ExampleClock_Observe: a WRITETIME just read moves a lagging clock past it, so the next
+// write of this process is stamped above the write it has seen.
+func ExampleClock_Observe() {
+	lagging := clientid.NewClockFunc(func() time.Time { return time.Unix(1_700_000_000, 0) })
+	seen := time.Unix(1_700_000_002, 0).UnixMicro() // written by an instance 2 s ahead
+	lagging.Observe(seen)
+	fmt.Println(lagging.Next() > seen)
+	// Output: true
+}

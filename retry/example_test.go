@@ -92,3 +92,33 @@ func ExamplePolicy_ExecBatch() {
 	}
 	_ = err
 }
+
+// ExamplePolicy_MeasureClock keeps a service's write timestamps within 500 ms of the
+// cluster's clock: measured at start-up and every minute; while the last measurement is
+// further off, the Policy refuses writes (ErrClockSkew, nothing sent) rather than stamp
+// them where they could lose to older writes.
+func ExamplePolicy_MeasureClock() {
+	ctx := context.Background()
+	var session *gocql.Session // the service's session
+	policy := retry.NewPolicy(retry.WithMaxClockOffset(500 * time.Millisecond))
+	measure := func() {
+		o, err := policy.MeasureClock(ctx, session)
+		if err != nil {
+			slog.Warn("clock not measured", "err", err)
+			return
+		}
+		slog.Info("clock measured", "offset", o.Offset, "uncertainty", o.Uncertainty, "host", o.Host)
+	}
+	if session != nil {
+		measure()
+		go func() {
+			for range time.Tick(time.Minute) {
+				measure()
+			}
+		}()
+	}
+	err := policy.Exec(ctx, session.Query(`INSERT INTO kv (id, v) VALUES (?, ?)`, 1, "x"))
+	if errors.Is(err, retry.ErrClockSkew) {
+		// Fix the clock (NTP); the next measurement within the bound lets writes through.
+	}
+}
