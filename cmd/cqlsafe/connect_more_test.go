@@ -79,3 +79,14 @@ func TestConnectSilentBesideWorking(t *testing.T) {
 		t.Errorf("%d of 6 runs failed although %s answers", fails, good)
 	}
 }
+
+// TestConnectLintNotCQLFirst: lint says its input is not CQL before it connects, so a
+// silent host does not hold that line back for --timeout.
+func TestConnectLintNotCQLFirst(t *testing.T) {
+	notCQL := writeFile(t, "notes.txt", "remember to buy milk\n")
+	start := time.Now()
+	_, stderr, code := cli(t, "", "lint", "--hosts", silentAddr(t), "--timeout", "5s", notCQL)
+	if d := time.Since(start); code != 2 || !strings.Contains(stderr, "is not CQL") || d > 3*time.Second {
+		t.Errorf("exit %d after %v: %s", code, d.Round(time.Millisecond), stderr)
+	}
+}

@@ -92,6 +92,14 @@ func runLint(ctx context.Context, args []string, stdout, stderr io.Writer, stdin
 		}
 		inputs = append(inputs, input{name, string(text)})
 	}
+	// Input that is not CQL is said before anything connects: a silent host would
+	// otherwise hold that one line back for --timeout.
+	pre := judge{keyspace: conn.keyspace, policy: retry.NewPolicy()}
+	for _, in := range inputs {
+		if err := notCQL(in.name, pre.text(in.name, in.text)); err != nil {
+			return err
+		}
+	}
 	j := judge{keyspace: conn.keyspace}
 	var opts []retry.Option
 	switch {
