@@ -217,9 +217,16 @@ func TestMigrateWorkersSurviveKill(t *testing.T) {
 		t.Fatalf("victim exit %d, want killed", victim.code)
 	}
 	for _, r := range held {
-		if _, ok := taken[r]; !ok {
-			t.Errorf("range %d the victim held was never seen taken over", r)
+		if _, ok := taken[r]; ok {
+			continue
 		}
+		if st.Ranges[r].State == "done" && st.Ranges[r].Owner == victim.id(0) {
+			// It finished the range between the status read and the SIGKILL: nothing
+			// to take over (seen once in a full run on 2 cores).
+			t.Logf("range %d: the victim finished it before the kill landed", r)
+			continue
+		}
+		t.Errorf("range %d the victim held was never seen taken over", r)
 	}
 	if !st.Complete() || st.Rows != int64(n) {
 		t.Fatalf("status %v", st)
