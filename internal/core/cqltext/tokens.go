@@ -33,9 +33,9 @@ func IndexKeyword(t []Token, kw string, from int) int {
 	depth := 0
 	for i := from; i < len(t); i++ {
 		switch {
-		case t[i].IsPunct("(") || t[i].IsPunct("[") || t[i].IsPunct("{"):
+		case t[i].opens():
 			depth++
-		case t[i].IsPunct(")") || t[i].IsPunct("]") || t[i].IsPunct("}"):
+		case t[i].closes():
 			depth--
 		case depth == 0 && t[i].Is(kw):
 			return i
@@ -61,9 +61,9 @@ func SplitTopFunc(t []Token, isSep func(Token) bool) [][]Token {
 	depth, start := 0, 0
 	for i, tok := range t {
 		switch {
-		case tok.IsPunct("(") || tok.IsPunct("[") || tok.IsPunct("{"):
+		case tok.opens():
 			depth++
-		case tok.IsPunct(")") || tok.IsPunct("]") || tok.IsPunct("}"):
+		case tok.closes():
 			depth--
 		case depth == 0 && isSep(tok):
 			out = append(out, t[start:i])
@@ -113,9 +113,9 @@ func InParens(t []Token) []Token {
 	depth := 0
 	for i, tok := range t {
 		switch {
-		case tok.IsPunct("(") || tok.IsPunct("[") || tok.IsPunct("{"):
+		case tok.opens():
 			depth++
-		case tok.IsPunct(")") || tok.IsPunct("]") || tok.IsPunct("}"):
+		case tok.closes():
 			depth--
 			if depth == 0 {
 				return t[1:i]
@@ -124,3 +124,7 @@ func InParens(t []Token) []Token {
 	}
 	return nil
 }
+
+// opens and closes report a bracket of any kind: (, [, { and their pairs.
+func (t Token) opens() bool  { return t.IsPunct("(") || t.IsPunct("[") || t.IsPunct("{") }
+func (t Token) closes() bool { return t.IsPunct(")") || t.IsPunct("]") || t.IsPunct("}") }
