@@ -682,38 +682,49 @@ func TestTombstoneUnsupportedBefore50(t *testing.T) {
 // instance that last wrote a row deletes it (at that row's newest WRITETIME, T) and
 // then writes it again with overwrite.Row. Without the clock's observe rule its write
 // would be stamped below T and shadowed by its own delete: acknowledged, yet invisible.
-// The delete's read advances the Policy's clock past T, so the new row is there.
+// The delete's read advances the Policy's clock past T, so the new row is there —
+// whether T is a scalar's WRITETIME, a non-frozen set's MAXWRITETIME (5.0+) or a frozen
+// list's.
 func TestTombstoneLaggingClockRecreateVisible(t *testing.T) {
 	lag := 2 * time.Second
 	clock := clientid.NewClockFunc(func() time.Time { return time.Now().Add(-lag) })
 	p := retry.NewPolicy(retry.WithClock(clock))
 	s, tbl, st := tombstoneSetup(t, tombstone.WithRetryPolicy(p))
 	ctx := context.Background()
-	// The other instance's clock is right: its write is stamped now, 2 s above ours.
-	ahead := time.Now().UnixMicro()
-	if err := retry.NewPolicy().Exec(ctx, s.Query(`INSERT INTO accounts (org, id, name, balance) VALUES ('acme', 7, 'Ann', 1)`),
-		retry.AtTimestamp(ahead)); err != nil {
-		t.Fatal(err)
-	}
-	rec, err := st.Delete(ctx, tbl, map[string]any{"org": "acme", "id": 7}, "cmd-lag")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rec.Timestamp != ahead {
-		t.Fatalf("deleted at %d, want the row's newest WRITETIME %d", rec.Timestamp, ahead)
-	}
-	res, err := overwrite.Row(ctx, s, tbl, map[string]any{"org": "acme", "id": 7, "name": "Ann again", "balance": int64(2)},
-		overwrite.WithRetryPolicy(p))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var name string
-	var wt int64
-	err = s.Query(`SELECT name, WRITETIME(name) FROM accounts WHERE org = 'acme' AND id = 7`).Scan(&name, &wt)
-	if err != nil {
-		t.Fatalf("the row written after the delete is not visible (overwrite at %d, delete at %d): %v", res.Timestamp, rec.Timestamp, err)
-	}
-	if name != "Ann again" || wt <= rec.Timestamp {
-		t.Fatalf("name %q at %d; want the new row above the delete at %d", name, wt, rec.Timestamp)
+	for id, ahead := range map[int]string{
+		7: `UPDATE accounts SET name = 'Ann' WHERE org = 'acme' AND id = 7`,
+		8: `UPDATE accounts SET tags = {'x'} WHERE org = 'acme' AND id = 8`,
+		9: `UPDATE accounts SET history = [1, 2] WHERE org = 'acme' AND id = 9`, //cqlsafe:ignore list-assignment history is frozen<list<int>>
+	} {
+		// An older write by this instance, then the newest by one whose clock is right:
+		// stamped now, 2 s above ours.
+		if err := p.Exec(ctx, s.Query(`UPDATE accounts SET balance = 1 WHERE org = 'acme' AND id = ?`, id)); err != nil {
+			t.Fatal(err)
+		}
+		ts := time.Now().UnixMicro()
+		if err := retry.NewPolicy().Exec(ctx, s.Query(ahead), retry.AtTimestamp(ts)); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := st.Delete(ctx, tbl, map[string]any{"org": "acme", "id": id}, "cmd-lag")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Timestamp != ts {
+			t.Fatalf("id %d: deleted at %d, want the row's newest write time %d", id, rec.Timestamp, ts)
+		}
+		res, err := overwrite.Row(ctx, s, tbl, map[string]any{"org": "acme", "id": id, "name": "again", "balance": int64(2)},
+			overwrite.WithRetryPolicy(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var name string
+		var wt int64
+		err = s.Query(`SELECT name, WRITETIME(name) FROM accounts WHERE org = 'acme' AND id = ?`, id).Scan(&name, &wt)
+		if err != nil {
+			t.Fatalf("id %d: the row written after the delete is not visible (overwrite at %d, delete at %d): %v", id, res.Timestamp, rec.Timestamp, err)
+		}
+		if name != "again" || wt <= rec.Timestamp {
+			t.Fatalf("id %d: name %q at %d; want the new row above the delete at %d", id, name, wt, rec.Timestamp)
+		}
 	}
 }
