@@ -28,7 +28,7 @@ func TestBadInputOneLine(t *testing.T) {
 		want string
 	}{
 		{"wrong keyspace", []string{"tombstone", "list", "--hosts", hosts, "--keyspace", "no_such_ks", "--table", "accounts", "--key", "org=a,id=1"}, 1, `no such keyspace: "no_such_ks"`},
-		{"missing table", []string{"tombstone", "list", "--hosts", hosts, "--keyspace", ks, "--table", "nope", "--key", "id=1"}, 1, "nope"},
+		{"missing table", []string{"tombstone", "list", "--hosts", hosts, "--keyspace", ks, "--table", "nope", "--key", "id=1"}, 1, "(check --table"},
 		{"key lacks a column", append([]string{"tombstone", "plan", "--command", "c", "--key", "org=a"}, row...), 2, "id"},
 		{"key value of the wrong type", append([]string{"tombstone", "undelete", "--command", "c", "--yes", "--key", "org=a,id=one"}, row...), 2, "id"},
 		{"key not col=value", append([]string{"tombstone", "list", "--key", "org"}, row...), 2, "org"},
@@ -36,8 +36,8 @@ func TestBadInputOneLine(t *testing.T) {
 		{"unreadable password file", append([]string{"tombstone", "list", "--key", "org=a,id=1", "--username", "u", "--password-file", "/no/such/file"}, row...), 1, "--password-file"},
 		{"missing TLS CA", append([]string{"tombstone", "list", "--key", "org=a,id=1", "--tls-ca", "/no/such/ca.pem"}, row...), 1, "--tls-ca"},
 		{"missing TLS cert", append([]string{"tombstone", "list", "--key", "org=a,id=1", "--tls-cert", "/no/such/c.pem", "--tls-key", "/no/such/k.pem"}, row...), 1, "--tls-cert"},
-		{"migrate: missing tables", []string{"migrate", "check", "--hosts", hosts, "--keyspace", ks, "--old", "nope", "--new", "nope2"}, 1, "nope"},
-		{"migrate backfill: missing tables", []string{"migrate", "backfill", "--hosts", hosts, "--keyspace", ks, "--old", "nope", "--new", "nope2"}, 1, "nope"},
+		{"migrate: missing tables", []string{"migrate", "check", "--hosts", hosts, "--keyspace", ks, "--old", "nope", "--new", "nope2"}, 1, "no table " + ks + ".nope (check --old"},
+		{"migrate backfill: missing tables", []string{"migrate", "backfill", "--hosts", hosts, "--keyspace", ks, "--old", "nope", "--new", "nope2"}, 1, "(check --old"},
 		{"migrate: wrong keyspace", []string{"migrate", "status", "--hosts", hosts, "--keyspace", "no_such_ks", "--old", "a", "--new", "b"}, 1, "no such keyspace"},
 		{"schema apply: unknown template", []string{"schema", "apply", "nope", "--hosts", hosts, "--keyspace", ks}, 2, "unknown template"},
 		{"lint: wrong keyspace", []string{"lint", "--hosts", hosts, "--keyspace", "no_such_ks", good}, 2, "no such keyspace"},
