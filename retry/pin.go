@@ -265,7 +265,11 @@ func (p *Policy) execPinned(pq pinned) error {
 		err = pq.query.Exec()
 	} else {
 		var herrs []error
-		herrs, err = pq.hedge.run(pq.query.Exec, func(ctx context.Context) error { return pq.query.WithContext(ctx).Exec() })
+		herrs, err = pq.hedge.run(pq.query.Exec, func(ctx context.Context) error {
+			hq := pq.query.WithContext(ctx)
+			ownRouting(hq) // not shared with the first execution's: see ownRouting
+			return hq.Exec()
+		})
 		pq.state.hedgeFailed(herrs)
 	}
 	if err != nil {
