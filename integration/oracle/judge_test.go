@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -25,15 +26,18 @@ func decide(s *gocql.Session, keyspace, cql string, values []any) (repeatable bo
 
 // oracleCase is one generated statement with everything needed to judge it.
 type oracleCase struct {
-	idx      int
-	tb       *table
-	ts       int64  // pinned write timestamp of the statement
-	setup    []part // rows every partition holds before the statement (at ts-50)
-	st       stmt
-	w        stmt  // the interleaved writer's statement
-	wOff     int64 // its timestamp relative to ts
-	fn       bool  // the statement calls a server function
-	setupTTL bool
+	idx   int
+	tb    *table
+	ts    int64  // pinned write timestamp of the statement
+	setup []part // rows every partition holds before the statement (at ts-50)
+	st    stmt
+	w     stmt  // the interleaved writer's statement
+	wOff  int64 // its timestamp relative to ts
+	fn    bool  // the statement calls a server function
+	// clockAlts: the statement's calls of clock- or randomness-dependent server
+	// functions, each with another value it may return (stmtGen.clockAlt)
+	clockAlts [][2]string
+	setupTTL  bool
 }
 
 // expiring reports whether the case's cells can carry a TTL: the table's default, or a
@@ -69,6 +73,7 @@ func genCase(seed uint64, idx int, tables []*table, base int64) *oracleCase {
 	g.fnOK, g.lwtOK = true, true
 	c.st = g.next(false)
 	c.fn = g.usedFn
+	c.clockAlts = g.clockAlts
 	g.fnOK, g.lwtOK = false, false
 	c.w = g.interleaved(c.st)
 	c.wOff = pick(r, []int64{40, 40, -40, 0})
@@ -418,6 +423,8 @@ type verdict struct {
 	err        error  // anything else that went wrong
 	diff       string // how the repeated runs differ from the single one; "" when equal
 	interleave bool   // the difference shows only with the interleaved writer
+	empty      bool   // the difference shows only on a partition empty before the statement
+	clock      bool   // the difference shows only when server functions return other values
 	// known names a documented limit that explains the difference: an equal-timestamp
 	// tie between the statement and the other writer on expiring cells is won by the
 	// later expiry, so the repeat wins the tie it had lost (retry package doc).
@@ -501,5 +508,153 @@ func (r *runner) judge(ctx context.Context, c *oracleCase, st stmt, withSetup bo
 		}
 		return v
 	}
+	if d, err := r.judgeClock(ctx, c, st, attempt, tol, parts[0]); err != nil {
+		return verdict{err: err}
+	} else if d != "" {
+		return verdict{diff: d, clock: true}
+	}
+	if d, err := r.judgeWitness(ctx, c, st, attempt, tol); err != nil {
+		return verdict{err: err}
+	} else if d != "" {
+		return verdict{diff: d, interleave: true}
+	}
+	if d, err := r.judgeEmpty(ctx, c, st, attempt, tol); err != nil {
+		return verdict{err: err}
+	} else if d != "" {
+		return verdict{diff: d, empty: true}
+	}
 	return verdict{}
+}
+
+// judgeClock repeats st as a retry would run on a server whose clock has moved: each
+// call of a clock- or randomness-dependent function (now(), currentDate(), uuid(), …)
+// returns another value (c.clockAlts). st, then st so changed (slot 9, after the setup),
+// against once, st alone, and says how they differ. Run in the same second or day, such
+// a statement often repeats equal — currentDate() changes at midnight only — though a
+// late retry writes another value or another row.
+func (r *runner) judgeClock(ctx context.Context, c *oracleCase, st stmt, attempt int, tol int64, once []map[string]any) (string, error) {
+	if len(c.clockAlts) == 0 || st.lwt {
+		return "", nil
+	}
+	alts := slices.Clone(c.clockAlts)
+	slices.SortStableFunc(alts, func(a, b [2]string) int { return len(b[0]) - len(a[0]) }) // toDate(now()) before now()
+	var pairs []string
+	for _, a := range alts {
+		pairs = append(pairs, a[0], a[1])
+	}
+	rep := strings.NewReplacer(pairs...)
+	later := st.replaced(rep.Replace)
+	k := partitionKey(c.tb, c.idx, attempt, 9)
+	if err := r.setup(ctx, c, k); err != nil {
+		return "", fmt.Errorf("setup: %w", err)
+	}
+	if err := r.exec(ctx, st, k, c.ts); err != nil {
+		if rejected(err) {
+			return "", nil
+		}
+		return "", err
+	}
+	if err := r.exec(ctx, later, k, c.ts); err != nil {
+		if rejected(err) {
+			return "", nil // the other value does not fit here (a key out of range)
+		}
+		return "", err
+	}
+	again, err := r.read(ctx, c.tb, k)
+	if err != nil {
+		return "", fmt.Errorf("read: %w", err)
+	}
+	if d := diff(once, again, tol); d != "" {
+		text, _ := later.text()
+		return "once vs once+again on a server whose clock moved (" + text + "): " + d, nil
+	}
+	return "", nil
+}
+
+// judgeWitness runs st around the other write its shape is known to be fragile against
+// (stmt.witness), 40 µs older than st: st, W, st (slot 7) against st, W (slot 8), both
+// after the setup, and says how they differ. The randomly chosen interleaved writer
+// rarely is that write, so without it a list element removal or a positional list set
+// counts as equal once and repeated though another client's prepend makes the repeat
+// remove or overwrite the wrong element (CORRECTNESS.md, bug 1).
+func (r *runner) judgeWitness(ctx context.Context, c *oracleCase, st stmt, attempt int, tol int64) (string, error) {
+	w, ok := st.witness()
+	if !ok {
+		return "", nil
+	}
+	again, once := partitionKey(c.tb, c.idx, attempt, 7), partitionKey(c.tb, c.idx, attempt, 8)
+	for _, k := range []pkey{again, once} {
+		if err := r.setup(ctx, c, k); err != nil {
+			return "", fmt.Errorf("setup: %w", err)
+		}
+	}
+	steps := []struct {
+		s  stmt
+		k  pkey
+		ts int64
+	}{{st, again, c.ts}, {w, again, c.ts - 40}, {st, again, c.ts}, {st, once, c.ts}, {w, once, c.ts - 40}}
+	for i, x := range steps {
+		if err := r.exec(ctx, x.s, x.k, x.ts); err != nil {
+			if rejected(err) && i != 2 {
+				return "", nil // the witness does not apply here (a null list, an index out of range)
+			}
+			if rejected(err) {
+				return fmt.Sprintf("repeat after the witness write %s rejected: %v", textOf(w), err), nil
+			}
+			return "", err
+		}
+	}
+	a, err := r.read(ctx, c.tb, once)
+	if err != nil {
+		return "", fmt.Errorf("read: %w", err)
+	}
+	b, err := r.read(ctx, c.tb, again)
+	if err != nil {
+		return "", fmt.Errorf("read: %w", err)
+	}
+	if d := diff(a, b, tol); d != "" {
+		return fmt.Sprintf("once+W vs once+W+again, W = %s at -40µs: %s", textOf(w), d), nil
+	}
+	return "", nil
+}
+
+func textOf(s stmt) string {
+	text, values := s.text()
+	return text + valuesNote(values)
+}
+
+// judgeEmpty executes st once and twice on partitions that hold nothing before it (slots
+// 5 and 6) and says how they differ. The setup rows can hide what a repeat does — a
+// newer whole-list write hides the elements an older literal USING TIMESTAMP appends,
+// twice as well as once — so a statement counts as equal only if it is equal on a
+// populated partition and on an empty one. A statement Cassandra rejects on an empty
+// partition (an element of a list that is null) tells nothing here.
+func (r *runner) judgeEmpty(ctx context.Context, c *oracleCase, st stmt, attempt int, tol int64) (string, error) {
+	once, twice := partitionKey(c.tb, c.idx, attempt, 5), partitionKey(c.tb, c.idx, attempt, 6)
+	if err := r.exec(ctx, st, once, c.ts); err != nil {
+		if rejected(err) {
+			return "", nil
+		}
+		return "", err
+	}
+	for i := 0; i < 2; i++ {
+		if err := r.exec(ctx, st, twice, c.ts); err != nil {
+			if rejected(err) {
+				return fmt.Sprintf("empty partition: execution %d rejected: %v", i+1, err), nil
+			}
+			return "", err
+		}
+	}
+	a, err := r.read(ctx, c.tb, once)
+	if err != nil {
+		return "", fmt.Errorf("read: %w", err)
+	}
+	b, err := r.read(ctx, c.tb, twice)
+	if err != nil {
+		return "", fmt.Errorf("read: %w", err)
+	}
+	if d := diff(a, b, tol); d != "" {
+		return "empty partition, once vs twice: " + d, nil
+	}
+	return "", nil
 }

@@ -36,6 +36,8 @@ func envUint(t *testing.T, name string, def uint64) uint64 {
 type stats struct {
 	cases, rejected, errors, equal, repeatable, equalRepeatable, unsound, known int
 	interleaveOnly                                                              int // differ only around the other writer
+	emptyOnly                                                                   int // differ only on an empty partition
+	clockOnly                                                                   int // differ only when server functions return other values
 }
 
 type failure struct {
@@ -131,6 +133,12 @@ func TestOracleStatements(t *testing.T) {
 					if v.interleave {
 						st.interleaveOnly++
 					}
+					if v.empty {
+						st.emptyOnly++
+					}
+					if v.clock {
+						st.clockOnly++
+					}
 					if rep && v.known == "" {
 						st.unsound++
 					}
@@ -193,7 +201,7 @@ func TestOracleStatements(t *testing.T) {
 	sort.Strings(kinds)
 	var b strings.Builder
 	fmt.Fprintf(&b, "seed %d, %d cases, %d workers, %v (%.0f cases/s)\n", seed, total.cases, workers, elapsed.Round(time.Second), float64(total.cases)/elapsed.Seconds())
-	fmt.Fprintf(&b, "%-26s %6s %8s %6s %6s %10s %10s %8s %6s %9s\n", "kind", "cases", "rejected", "errors", "equal", "interleave", "repeatable", "unsound", "known", "precision")
+	fmt.Fprintf(&b, "%-26s %6s %8s %6s %6s %10s %6s %6s %10s %8s %6s %9s\n", "kind", "cases", "rejected", "errors", "equal", "interleave", "empty", "clock", "repeatable", "unsound", "known", "precision")
 	for _, k := range append(kinds, "TOTAL") {
 		st := perKind[k]
 		if k == "TOTAL" {
@@ -203,7 +211,7 @@ func TestOracleStatements(t *testing.T) {
 		if st.equal > 0 {
 			prec = fmt.Sprintf("%.1f%%", 100*float64(st.equalRepeatable)/float64(st.equal))
 		}
-		fmt.Fprintf(&b, "%-26s %6d %8d %6d %6d %10d %10d %8d %6d %9s\n", k, st.cases, st.rejected, st.errors, st.equal, st.interleaveOnly, st.repeatable, st.unsound, st.known, prec)
+		fmt.Fprintf(&b, "%-26s %6d %8d %6d %6d %10d %6d %6d %10d %8d %6d %9s\n", k, st.cases, st.rejected, st.errors, st.equal, st.interleaveOnly, st.emptyOnly, st.clockOnly, st.repeatable, st.unsound, st.known, prec)
 	}
 	if len(notRepeatableWhy) > 0 {
 		b.WriteString("equal once and repeated, yet judged not repeatable (lost precision), by first reason:\n")

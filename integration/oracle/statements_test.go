@@ -26,6 +26,13 @@ type item struct {
 	text   string // "col" + term for INSERT (see insert), assignment, selection, JSON field
 	term   string // INSERT only: the value's term
 	values []any
+	// witness, for an assignment whose repeat is known to differ around a particular
+	// other write, is that write's assignment: a prepend to the list the assignment
+	// removes elements from or addresses by position (judgeWitness); witnessStatic: of
+	// a static column. update makes witnessPart of it: the UPDATE of the same row.
+	witness       *item
+	witnessStatic bool
+	witnessPart   *part
 }
 
 // part is one INSERT, UPDATE or DELETE with {K}, {KJ} and {SLOT} placeholders.
@@ -44,6 +51,37 @@ type stmt struct {
 	batchUsing string // literal USING clause of a text batch
 	textBatch  bool   // sent as one BEGIN BATCH text (else a protocol batch)
 	lwt        bool
+}
+
+// witness is the other write that shows a repeat of s differ when one of its
+// assignments has one (item.witness): an UPDATE of the same row with that assignment
+// alone. Not for LWTs, which are never repeated.
+func (s stmt) witness() (stmt, bool) {
+	if s.lwt {
+		return stmt{}, false
+	}
+	for _, p := range s.parts {
+		for _, it := range p.items {
+			if it.witnessPart != nil {
+				return stmt{kind: "witness_update", parts: []part{*it.witnessPart}}, true
+			}
+		}
+	}
+	return stmt{}, false
+}
+
+// replaced is s with its rendered text passed through f (each part's).
+func (s stmt) replaced(f func(string) string) stmt {
+	out := s
+	out.parts = make([]part, len(s.parts))
+	for i, p := range s.parts {
+		build := p.build
+		out.parts[i] = part{items: p.items, build: func(items []item) (string, []any) {
+			text, values := build(items)
+			return f(text), values
+		}}
+	}
+	return out
 }
 
 // text renders the statement with placeholders; for a batch, as BEGIN … APPLY BATCH.
@@ -79,7 +117,10 @@ type stmtGen struct {
 	lwtOK  bool
 	noTS   bool // inside a batch with its own USING TIMESTAMP
 	usedFn bool
-	last   map[string]val // the row the last statement addressed
+	// clockAlts: each call of a clock- or randomness-dependent server function in the
+	// statement, with a value another execution may get from it (clockAlt)
+	clockAlts [][2]string
+	last      map[string]val // the row the last statement addressed
 }
 
 var unsetValue any = gocql.UnsetValue
@@ -92,6 +133,7 @@ func (g *stmtGen) term(t *ctype, v val, bind bool) (string, []any) {
 	if g.fnOK && g.chance(6) {
 		if f, ok := g.fn(t); ok {
 			g.usedFn = true
+			g.clockAlt(t, f, v)
 			return f, nil
 		}
 	}
@@ -105,6 +147,29 @@ func (g *stmtGen) term(t *ctype, v val, bind bool) (string, []any) {
 		return hint + "?", []any{bindValue(t, v)}
 	}
 	return hint + v.lit, nil
+}
+
+// clockAlt records, for a call f of a function whose result depends on the server's
+// clock or randomness, a literal of type t it may return on another execution: the
+// oracle repeats the statement with each such call replaced (judgeClock). That is v,
+// the value the call stands in for — a setup row's key when it addresses one, so the
+// repeat finds data there —, else one drawn from a stream of its own, so the case's
+// statements stay as they were.
+func (g *stmtGen) clockAlt(t *ctype, f string, v val) {
+	if !strings.Contains(f, "now()") && !strings.Contains(f, "uuid()") && !strings.HasPrefix(f, "current") {
+		return
+	}
+	for _, a := range g.clockAlts {
+		if a[0] == f {
+			return
+		}
+	}
+	alt := v.lit
+	if v.gov == nil || alt == "" {
+		r := rand.New(rand.NewPCG(uint64(g.ts), uint64(len(g.clockAlts))<<32|0xc10c))
+		alt = valueGen{r: r}.value(t, 0).lit
+	}
+	g.clockAlts = append(g.clockAlts, [2]string{f, alt})
 }
 
 // fn returns a server function call of type t: non-deterministic ones (now(), uuid(),
@@ -499,14 +564,20 @@ func (g *stmtGen) assignment(c *column, row map[string]val, bind, coll bool) ite
 				v = g.v.value(t, 1)
 			}
 			tm, vs := g.term(t, v, bind)
-			return item{text: fmt.Sprintf("%s = %s - %s", c.name, c.name, tm), values: vs}
+			// another client prepends what the removal removes: a repeat removes it too
+			w := &item{text: fmt.Sprintf("%s = %s + %s", c.name, tm, c.name), values: vs}
+			return item{text: fmt.Sprintf("%s = %s - %s", c.name, c.name, tm), values: vs, witness: w, witnessStatic: c.role == roleStatic}
 		case 3:
 			idx := g.r.IntN(3)
-			tm, vs := g.term(t.elems[0], g.v.value(t.elems[0], 0), bind)
+			e := g.v.value(t.elems[0], 0)
+			tm, vs := g.term(t.elems[0], e, bind)
+			// another client prepends an element other than e: a repeat sets e in the
+			// element before the one it set
+			w := g.witnessPrepend(c, e, bind)
 			if bind {
-				return item{text: fmt.Sprintf("%s[?] = %s", c.name, tm), values: append([]any{idx}, vs...)}
+				return item{text: fmt.Sprintf("%s[?] = %s", c.name, tm), values: append([]any{idx}, vs...), witness: w, witnessStatic: c.role == roleStatic}
 			}
-			return item{text: fmt.Sprintf("%s[%d] = %s", c.name, idx, tm), values: vs}
+			return item{text: fmt.Sprintf("%s[%d] = %s", c.name, idx, tm), values: vs, witness: w, witnessStatic: c.role == roleStatic}
 		}
 		return plain()
 	case kSet:
@@ -550,6 +621,37 @@ func (g *stmtGen) assignment(c *column, row map[string]val, bind, coll bool) ite
 	return plain()
 }
 
+// witnessPrepend is the assignment prepending to list column c one element other than
+// e, drawn from a stream of its own so that the case's statements stay as they were.
+func (g *stmtGen) witnessPrepend(c *column, e val, bind bool) *item {
+	r := rand.New(rand.NewPCG(uint64(g.ts), uint64(len(c.name))<<32|0x5eed))
+	wg := &stmtGen{r: r, v: valueGen{r: r}, tb: g.tb, ts: g.ts}
+	x := wg.v.value(c.t.elems[0], 0)
+	for i := 0; i < 16 && x.lit == e.lit; i++ {
+		x = wg.v.value(c.t.elems[0], 0)
+	}
+	tm, vs := wg.term(c.t, mkColl(kList, []val{x}, nil), bind)
+	return &item{text: fmt.Sprintf("%s = %s + %s", c.name, tm, c.name), values: vs}
+}
+
+// witnessParts gives each item with a witness its UPDATE of the row (rowWhere, values
+// rowValues) or, for a static column, of the partition.
+func witnessParts(tb *table, items []item, bind bool, rowWhere string, rowValues []any) {
+	for i := range items {
+		w := items[i].witness
+		if w == nil {
+			continue
+		}
+		wh, wv := rowWhere, rowValues
+		if items[i].witnessStatic {
+			wh, wv = where(bind)
+		}
+		items[i].witnessPart = &part{items: []item{*w}, build: func(its []item) (string, []any) {
+			return fmt.Sprintf("UPDATE %s SET %s WHERE %s", tb.name, its[0].text, wh), append(append([]any(nil), its[0].values...), wv...)
+		}}
+	}
+}
+
 func (g *stmtGen) update(coll bool) stmt {
 	tb := g.tb
 	bind := g.chance(50)
@@ -582,6 +684,7 @@ func (g *stmtGen) update(coll bool) stmt {
 		wh += " AND " + ct
 		wv = append(wv, cv...)
 	}
+	witnessParts(tb, items, bind, wh, wv)
 	cond, condV := "", []any(nil)
 	if lwt {
 		if c := g.regularScalar(); c != nil && !staticOnly && g.chance(60) {

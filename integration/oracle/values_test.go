@@ -52,10 +52,15 @@ func (v vector) MarshalCQL(gocql.TypeInfo) ([]byte, error) {
 	return b, nil
 }
 
-// bindValue is v's Go value for a bind marker of type t.
+// bindValue is v's Go value for a bind marker of type t. NULL is nil, as a user binds
+// it, for collections; null{} (a gocql.Marshaler) for the other types, as gocql cannot
+// marshal an untyped nil as a vector or a UDT.
 func bindValue(t *ctype, v val) any {
 	if v.gov == nil {
-		return null{} // gocql cannot marshal an untyped nil as a vector or a UDT
+		if t.kind == kList || t.kind == kSet || t.kind == kMap {
+			return nil
+		}
+		return null{}
 	}
 	return v.gov
 }
