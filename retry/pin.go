@@ -16,6 +16,7 @@ import (
 // execState is one execution's record of its attempts: the per-execution retry policy
 // (execPolicy) keeps it, and the executor reads it when the execution ends.
 type execState struct {
+	p         *Policy
 	mu        sync.Mutex
 	ctx       context.Context
 	attempts  int // attempts that failed and were seen by the policy
@@ -33,8 +34,9 @@ type execState struct {
 // policy shared by many queries, this one can wait for the error before deciding, so
 // the decision (Policy.decide) sees the error class, the verdict and the attempt count
 // together. It sets no query observer: the session's observers stay in place.
+//
+// It holds one pointer, so that it converts to the interface without an allocation.
 type execPolicy struct {
-	p  *Policy
 	st *execState
 }
 
@@ -55,16 +57,17 @@ func (e execPolicy) GetRetryType(err error) gocql.RetryType {
 		st.mayHaveApplied = true
 		st.mu.Unlock()
 	}
-	retry, reason := e.p.decide(st.ctx, err, v, true, attempts)
+	p := st.p
+	retry, reason := p.decide(st.ctx, err, v, true, attempts)
 	ev := Event{Attempt: attempts, Err: err, Class: ClassifyError(err), Idempotent: v.Idempotent,
 		Statement: st.statement, Retrying: retry}
 	if retry {
-		ev.Delay = e.p.delay(attempts)
-		ev.NextHost = e.p.retryType(err) == gocql.RetryNextHost
+		ev.Delay = p.delay(attempts)
+		ev.NextHost = p.retryType(err) == gocql.RetryNextHost
 	} else {
 		ev.Reason, ev.Why = reason, why(reason, err)
 	}
-	e.p.report(ev)
+	p.report(ev)
 	st.trace.Attempt(ev)
 	if !retry {
 		st.mu.Lock()
@@ -75,7 +78,7 @@ func (e execPolicy) GetRetryType(err error) gocql.RetryType {
 	if sleep(st.ctx, ev.Delay) != nil {
 		return gocql.Rethrow
 	}
-	return e.p.retryType(err)
+	return p.retryType(err)
 }
 
 // pinned is one execution of a query, prepared by pin: the query to execute, its
@@ -154,9 +157,9 @@ func (p *Policy) pin(ctx context.Context, q *gocql.Query, c execConfig) (pinned,
 	ctx, tr := p.begin(ctx, Execution{Operation: op, Keyspace: q.Keyspace(), Statement: stmt,
 		Timestamp: ts, Idempotent: v.Idempotent, Reasons: v.Reasons})
 	ctx, tr, hx := p.cfg.hedge.begin(ctx, tr, v.Idempotent && ts != 0) // hedge only the repeatable and pinned
-	st := &execState{ctx: ctx, statement: stmt, verdict: v, trace: tr}
+	st := &execState{p: p, ctx: ctx, statement: stmt, verdict: v, trace: tr}
 	out := q.WithContext(ctx)
-	out.Idempotent(v.Idempotent).RetryPolicy(execPolicy{p: p, st: st})
+	out.Idempotent(v.Idempotent).RetryPolicy(execPolicy{st: st})
 	// Never gocql's speculative executions: one that finds no host answers
 	// ErrNoConnections while the real attempt is in flight, which would read as
 	// "nothing applied"; the session's own policy is not used. The Policy hedges itself
@@ -172,7 +175,12 @@ func (p *Policy) pin(ctx context.Context, q *gocql.Query, c execConfig) (pinned,
 // not a COUNTER batch.
 func (p *Policy) batchVerdict(schema Schema, b *gocql.Batch) Verdict {
 	ks := b.Keyspace()
-	entries := make([]Verdict, len(b.Entries))
+	var buf [4]Verdict // most batches: no allocation
+	entries := buf[:0]
+	if len(b.Entries) > len(buf) {
+		entries = make([]Verdict, 0, len(b.Entries))
+	}
+	entries = entries[:len(b.Entries)]
 	for i := range b.Entries {
 		entries[i] = p.classify(schema, ks, b.Entries[i].Stmt).ForValues(b.Entries[i].Args, gocqlValues{})
 	}
@@ -203,17 +211,21 @@ func (p *Policy) pinBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch,
 	if op == "" {
 		op = "retry.ExecBatch"
 	}
-	var texts strings.Builder
-	for i, e := range b.Entries {
-		if i > 0 {
-			texts.WriteByte('\n')
+	var texts string // the statements' text, for a tracer only
+	if p.cfg.tracer != nil {
+		var sb strings.Builder
+		for i, e := range b.Entries {
+			if i > 0 {
+				sb.WriteByte('\n')
+			}
+			sb.WriteString(e.Stmt)
 		}
-		texts.WriteString(e.Stmt)
+		texts = sb.String()
 	}
-	ctx, tr := p.begin(ctx, Execution{Operation: op, Keyspace: b.Keyspace(), Statement: texts.String(), Batch: true,
+	ctx, tr := p.begin(ctx, Execution{Operation: op, Keyspace: b.Keyspace(), Statement: texts, Batch: true,
 		Timestamp: ts, Idempotent: v.Idempotent, Reasons: v.Reasons})
 	ctx, tr, hx := p.cfg.hedge.begin(ctx, tr, v.Idempotent) // a batch is always pinned
-	st := &execState{ctx: ctx, statement: fmt.Sprintf("BATCH(%d)", len(b.Entries)), verdict: v, trace: tr}
+	st := &execState{p: p, ctx: ctx, statement: batchName(len(b.Entries)), verdict: v, trace: tr}
 	out := b.WithContext(ctx)
 	// The entries are shared with the caller's batch; copy before marking them (gocql
 	// treats a batch as idempotent only when every entry is marked).
@@ -221,10 +233,26 @@ func (p *Policy) pinBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch,
 	for i := range out.Entries {
 		out.Entries[i].Idempotent = v.Idempotent
 	}
-	out.RetryPolicy(execPolicy{p: p, st: st})
+	out.RetryPolicy(execPolicy{st: st})
 	out.WithTimestamp(ts)
 	out.SpeculativeExecutionPolicy(&gocql.NonSpeculativeExecution{}) // see pin
 	return pinnedBatch{batch: out, verdict: v, timestamp: ts, state: st, hedge: hx}, nil
+}
+
+// batchNames are batchName's answers for small batches, made once.
+var batchNames = func() (names [17]string) {
+	for i := range names {
+		names[i] = fmt.Sprintf("BATCH(%d)", i)
+	}
+	return names
+}()
+
+// batchName is how a batch of n statements is named in events and errors: BATCH(n).
+func batchName(n int) string {
+	if n >= 0 && n < len(batchNames) {
+		return batchNames[n]
+	}
+	return fmt.Sprintf("BATCH(%d)", n)
 }
 
 // Exec executes q with safe retries: one write timestamp pinned before the first attempt
@@ -265,11 +293,7 @@ func (p *Policy) execPinned(pq pinned) error {
 		err = pq.query.Exec()
 	} else {
 		var herrs []error
-		herrs, err = pq.hedge.run(pq.query.Exec, func(ctx context.Context) error {
-			hq := pq.query.WithContext(ctx)
-			ownRouting(hq) // not shared with the first execution's: see ownRouting
-			return hq.Exec()
-		})
+		herrs, err = pq.hedge.run(pq.query.Exec, hedgeOf(pq.query))
 		pq.state.hedgeFailed(herrs)
 	}
 	if err != nil {
@@ -278,6 +302,23 @@ func (p *Policy) execPinned(pq pinned) error {
 	}
 	pq.state.end(err)
 	return err
+}
+
+// hedgeOf is how a hedge of q runs: q with the hedge's context and a routing record of
+// its own (see ownRouting). A function of its own, so that only the hedged path pays
+// for the closure.
+func hedgeOf(q *gocql.Query) func(context.Context) error {
+	return func(ctx context.Context) error {
+		hq := q.WithContext(ctx)
+		ownRouting(hq)
+		return hq.Exec()
+	}
+}
+
+// hedgeOfBatch is how the first execution and a hedge of b run (see hedgeOf).
+func hedgeOfBatch(s *gocql.Session, b *gocql.Batch) (first func() error, again func(context.Context) error) {
+	return func() error { return s.ExecuteBatch(b) },
+		func(ctx context.Context) error { return s.ExecuteBatch(b.WithContext(ctx)) }
 }
 
 // end reports the execution's end to its trace: attempts made, the failed ones and,
@@ -329,8 +370,8 @@ func (p *Policy) execPinnedBatch(s *gocql.Session, pb pinnedBatch) error {
 		err = s.ExecuteBatch(pb.batch)
 	} else {
 		var herrs []error
-		herrs, err = pb.hedge.run(func() error { return s.ExecuteBatch(pb.batch) },
-			func(ctx context.Context) error { return s.ExecuteBatch(pb.batch.WithContext(ctx)) })
+		first, again := hedgeOfBatch(s, pb.batch)
+		herrs, err = pb.hedge.run(first, again)
 		pb.state.hedgeFailed(herrs)
 	}
 	if err != nil {

@@ -15,8 +15,8 @@ import (
 
 // execution simulates one pinned execution: its per-execution policy and state.
 func execution(p *Policy, idempotent bool) (execPolicy, *execState) {
-	st := &execState{ctx: context.Background(), statement: "INSERT …", verdict: Verdict{Idempotent: idempotent, Writes: true}, trace: nopTrace{}}
-	return execPolicy{p: p, st: st}, st
+	st := &execState{p: p, ctx: context.Background(), statement: "INSERT …", verdict: Verdict{Idempotent: idempotent, Writes: true}, trace: nopTrace{}}
+	return execPolicy{st: st}, st
 }
 
 // fail runs gocql's side of a failed attempt: Attempt, then GetRetryType with the error.
@@ -318,7 +318,7 @@ func TestRetryOverloadedIsNoProofForLoggedBatch(t *testing.T) {
 			t.Fatalf("%v batch judged idempotent", tc.typ)
 		}
 		for _, err := range tc.errs {
-			e := execPolicy{p: p, st: &execState{ctx: context.Background(), verdict: pb.verdict, trace: nopTrace{}}}
+			e := execPolicy{st: &execState{p: p, ctx: context.Background(), verdict: pb.verdict, trace: nopTrace{}}}
 			if fail(e, err) {
 				t.Errorf("non-idempotent batch type %v over two partitions, %T %v: re-sent (it may be in the batch log / partly applied)", tc.typ, err, err)
 			}

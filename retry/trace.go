@@ -75,13 +75,10 @@ type Execution struct {
 // Operation names the execution for a Tracer (default "retry.Exec" or
 // "retry.ExecBatch"): packages built on retry pass theirs ("overwrite.Row").
 func Operation(name string) ExecOption {
-	return func(c *execConfig) error {
-		if name == "" {
-			return errors.New("retry: Operation needs a name")
-		}
-		c.operation = name
-		return nil
+	if name == "" {
+		return ExecOption{err: errors.New("retry: Operation needs a name")}
 	}
+	return ExecOption{operation: name}
 }
 
 // WithTracer follows every execution with t (see Tracer). nil removes it.

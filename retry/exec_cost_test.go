@@ -1,0 +1,113 @@
+package retry
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gocql/gocql"
+)
+
+// BenchmarkExecClientCost: the client's cost of Policy.Exec over a raw gocql Exec of the
+// same idempotent INSERT with a client timestamp (what a careful hand-written write
+// does), against the loopback fake server answering at once, so that Cassandra's share,
+// which dominates on a real node, is left out. Compare allocs/op and ns/op of "raw" and
+// "Policy.Exec" from the same run (BENCHMARKS.md, client-only rows).
+func BenchmarkExecClientCost(b *testing.B) {
+	srv := startRV(b, func(int64) (time.Duration, bool) { return 0, false })
+	const stmt = `INSERT INTO ks.t (id, v) VALUES (?, ?)`
+	b.Run("raw", func(b *testing.B) {
+		sess := rvSession(b, srv)
+		var i atomic.Int64
+		b.ReportAllocs()
+		b.SetParallelism(8)
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if err := sess.Query(stmt, i.Add(1), "v").Idempotent(true).WithTimestamp(time.Now().UnixMicro()).Exec(); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+	b.Run("Policy.Exec", func(b *testing.B) {
+		sess := rvSession(b, srv)
+		p := NewPolicy(WithSchema(mapSchema{}))
+		var i atomic.Int64
+		b.ReportAllocs()
+		b.SetParallelism(8)
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if err := p.Exec(context.Background(), sess.Query(stmt, i.Add(1), "v")); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+}
+
+// BenchmarkExecBatchClientCost: Policy.ExecBatch over a raw ExecuteBatch of the same
+// two-statement unlogged batch with a client timestamp — overwrite.Row's shape, a
+// DELETE and an INSERT of one row (the fake server types every marker as an int, so
+// the statements carry no USING TIMESTAMP markers) — against the loopback fake server.
+func BenchmarkExecBatchClientCost(b *testing.B) {
+	srv := startRV(b, func(int64) (time.Duration, bool) { return 0, false })
+	const del = `DELETE FROM ks.t WHERE id = ?`
+	const ins = `INSERT INTO ks.t (id, v) VALUES (?, ?)`
+	for _, side := range []string{"raw", "Policy.ExecBatch"} {
+		b.Run(side, func(b *testing.B) {
+			sess := rvSession(b, srv)
+			p := NewPolicy(WithSchema(mapSchema{}))
+			var i atomic.Int64
+			b.ReportAllocs()
+			b.SetParallelism(8)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					id := i.Add(1)
+					n := p.Clock().Reserve(2)
+					bt := sess.NewBatch(gocql.UnloggedBatch)
+					bt.Entries = make([]gocql.BatchEntry, 0, 2)
+					bt.Query(del, id)
+					bt.Query(ins, id, "v")
+					var err error
+					if side == "raw" {
+						err = sess.ExecuteBatch(bt.WithTimestamp(n + 1))
+					} else {
+						err = p.ExecBatch(context.Background(), sess, bt, AtTimestamp(n+1))
+					}
+					if err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestExecOptionsAllocateNothing: options are values, applied without an allocation
+// (the write path passes AtTimestamp on every overwrite.Row), and a later option of a
+// kind replaces an earlier one.
+func TestExecOptionsAllocateNothing(t *testing.T) {
+	var c execConfig
+	allocs := testing.AllocsPerRun(100, func() {
+		c, _ = execOptions([]ExecOption{AtTimestamp(7), Operation("overwrite.Row"), OnlyIfRepeatable(), AtTimestamp(9)})
+	})
+	if allocs != 0 {
+		t.Errorf("execOptions allocates %v times per call, want 0", allocs)
+	}
+	if c.ts != 9 || c.operation != "overwrite.Row" || !c.onlyRepeatable || c.notRepeatable != "" {
+		t.Errorf("options applied as %+v", c)
+	}
+	if _, err := execOptions([]ExecOption{AtTimestamp(9), AtTimestamp(0)}); err == nil {
+		t.Error("AtTimestamp(0) accepted")
+	}
+	if c, err := execOptions([]ExecOption{{}}); err != nil || c != (execConfig{}) {
+		t.Errorf("the zero ExecOption: %+v, %v; want no change", c, err)
+	}
+}
