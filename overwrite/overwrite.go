@@ -43,8 +43,13 @@ type Result struct {
 	Batches int
 }
 
-// Option configures Row and Partition.
-type Option func(*options) error
+// Option configures Row and Partition (WithTimestamp, WithTTL, WithConsistency,
+// WithSerialConsistency, WithRetryPolicy, WithMaxBatchBytes). Options are plain values:
+// passing them allocates nothing. The zero Option changes nothing.
+type Option struct {
+	set options // the fields this option gives; the others are zero
+	err error   // an invalid option: Row and Partition return it, nothing sent
+}
 
 type options struct {
 	ts             int64
@@ -68,85 +73,85 @@ func defaults() options {
 // a non-empty non-frozen list cannot be re-applied (ErrListNotRepeatable). n must be
 // positive.
 func WithTimestamp(n int64) Option {
-	return func(o *options) error {
-		if n <= 0 || n == 1<<63-1 {
-			return fmt.Errorf("overwrite: timestamp %d out of range", n)
-		}
-		o.ts = n
-		return nil
+	if n <= 0 || n == 1<<63-1 {
+		return Option{err: fmt.Errorf("overwrite: timestamp %d out of range", n)}
 	}
+	return Option{set: options{ts: n}}
 }
 
 // WithTTL gives the written cells a time to live (the delete has none).
 func WithTTL(d time.Duration) Option {
-	return func(o *options) error {
-		if d < time.Second || d > 20*365*24*time.Hour {
-			return fmt.Errorf("overwrite: TTL %v outside 1s..20 years", d)
-		}
-		o.ttl = int(d / time.Second)
-		return nil
+	if d < time.Second || d > 20*365*24*time.Hour {
+		return Option{err: fmt.Errorf("overwrite: TTL %v outside 1s..20 years", d)}
 	}
+	return Option{set: options{ttl: int(d / time.Second)}}
 }
 
 // WithConsistency sets the batch's consistency level.
 func WithConsistency(c gocql.Consistency) Option {
-	return func(o *options) error {
-		if c > gocql.LocalOne {
-			return fmt.Errorf("overwrite: consistency %v out of range", c)
-		}
-		o.consistency, o.consistencySet = c, true
-		return nil
+	if c > gocql.LocalOne {
+		return Option{err: fmt.Errorf("overwrite: consistency %v out of range", c)}
 	}
+	return Option{set: options{consistency: c, consistencySet: true}}
 }
 
 // WithSerialConsistency sets the batch's serial consistency (for completeness: an
 // overwrite has no conditions).
 func WithSerialConsistency(c gocql.SerialConsistency) Option {
-	return func(o *options) error {
-		if c != gocql.Serial && c != gocql.LocalSerial {
-			return fmt.Errorf("overwrite: serial consistency %v: want SERIAL or LOCAL_SERIAL", c)
-		}
-		o.serial = c
-		return nil
+	if c != gocql.Serial && c != gocql.LocalSerial {
+		return Option{err: fmt.Errorf("overwrite: serial consistency %v: want SERIAL or LOCAL_SERIAL", c)}
 	}
+	return Option{set: options{serial: c}}
 }
 
 // WithRetryPolicy retries through p (default retry.NewPolicy()). The batch is
 // idempotent: every attempt re-sends the same timestamps.
 func WithRetryPolicy(p *retry.Policy) Option {
-	return func(o *options) error {
-		if p == nil {
-			return errors.New("overwrite: nil retry policy")
-		}
-		if err := p.Err(); err != nil {
-			return fmt.Errorf("overwrite: %w", err)
-		}
-		o.policy = p
-		return nil
+	if p == nil {
+		return Option{err: errors.New("overwrite: nil retry policy")}
 	}
+	if err := p.Err(); err != nil {
+		return Option{err: fmt.Errorf("overwrite: %w", err)}
+	}
+	return Option{set: options{policy: p}}
 }
 
 // WithMaxBatchBytes bounds the values in one batch of Partition (default 4 MiB, well
 // under Cassandra's maximum mutation size). Larger partitions are split into several
 // batches: see Partition.
 func WithMaxBatchBytes(n int) Option {
-	return func(o *options) error {
-		if n < 1024 {
-			return fmt.Errorf("overwrite: max batch bytes %d below 1024", n)
-		}
-		o.maxBytes = n
-		return nil
+	if n < 1024 {
+		return Option{err: fmt.Errorf("overwrite: max batch bytes %d below 1024", n)}
 	}
+	return Option{set: options{maxBytes: n}}
 }
 
+// buildOptions applies opts in order over the defaults (a later option of a kind
+// replaces an earlier one); the first invalid option is the error.
 func buildOptions(t *Table, opts []Option) (options, error) {
 	o := defaults()
 	for _, opt := range opts {
-		if opt == nil {
-			continue
+		if opt.err != nil {
+			return o, opt.err
 		}
-		if err := opt(&o); err != nil {
-			return o, err
+		x := opt.set
+		if x.ts != 0 {
+			o.ts = x.ts
+		}
+		if x.ttl != 0 {
+			o.ttl = x.ttl
+		}
+		if x.consistencySet {
+			o.consistency, o.consistencySet = x.consistency, true
+		}
+		if x.serial != 0 {
+			o.serial = x.serial
+		}
+		if x.policy != nil {
+			o.policy = x.policy
+		}
+		if x.maxBytes != 0 {
+			o.maxBytes = x.maxBytes
 		}
 	}
 	if o.policy == nil && t != nil {

@@ -147,3 +147,22 @@ func TestOverwriteDefaultPolicyDropsWithTable(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestOverwriteOptionsAllocateNothing: options are values, applied without an
+// allocation, a later one of a kind replacing an earlier one.
+func TestOverwriteOptionsAllocateNothing(t *testing.T) {
+	p := retry.NewPolicy()
+	var o options
+	allocs := testing.AllocsPerRun(100, func() {
+		o, _ = buildOptions(nil, []Option{WithTimestamp(5), WithRetryPolicy(p), WithTTL(time.Minute), WithTimestamp(8)})
+	})
+	if allocs != 0 {
+		t.Errorf("buildOptions allocates %v times per call, want 0", allocs)
+	}
+	if o.ts != 8 || o.policy != p || o.ttl != 60 || o.maxBytes != 4<<20 || o.consistencySet {
+		t.Errorf("options applied as %+v", o)
+	}
+	if o, err := buildOptions(nil, []Option{{}, WithConsistency(gocql.Any)}); err != nil || !o.consistencySet || o.consistency != gocql.Any {
+		t.Errorf("zero Option then WithConsistency(ANY): %+v, %v", o, err)
+	}
+}
