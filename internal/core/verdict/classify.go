@@ -216,7 +216,9 @@ func isStatementStart(t []cqltext.Token, j int) bool {
 
 // write checks the clauses every write shares: IF (LWT), functions, USING. Function
 // calls are looked for after the table name and column list (from VALUES/JSON in an
-// INSERT, from the token after the table in an UPDATE, from WHERE in a DELETE).
+// INSERT, from the token after the table in an UPDATE) and, in a DELETE, everywhere
+// after DELETE: an element's subscript (DELETE m[now()] …) names the element the
+// server's clock gives when it runs, another one on a late retry.
 func (c *classifier) write(t []cqltext.Token) {
 	for i, tok := range t {
 		if tok.Is("if") && !(i > 0 && t[i-1].IsPunct(".")) {
@@ -246,9 +248,7 @@ func (c *classifier) write(t []cqltext.Token) {
 			start = 4
 		}
 	case t[0].Is("delete"):
-		if i := cqltext.IndexKeyword(t, "where", 0); i >= 0 {
-			start = i
-		}
+		start = 1
 	}
 	if start < len(t) {
 		c.functions(t[start:])

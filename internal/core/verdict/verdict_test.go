@@ -99,3 +99,27 @@ func FuzzVerdict(f *testing.F) {
 		_ = verdict.Batch([]verdict.Verdict{v, v}, false, true)
 	})
 }
+
+// TestVerdictDeleteElementKeyedByServerFunction: DELETE m[currentTimeUUID()] removes the
+// entry the server's clock names when it runs; a late retry removes another one, which
+// may exist (oracle seed 20261125, case 866: a static map lost an entry). A deterministic
+// function in the subscript stays repeatable.
+func TestVerdictDeleteElementKeyedByServerFunction(t *testing.T) {
+	schema := kinds{"t.m": verdict.ColumnMap, "t.s": verdict.ColumnSet}
+	for _, tc := range []struct {
+		cql  string
+		want bool
+	}{
+		{"DELETE m[currentTimeUUID()] FROM t WHERE k = 1", false},
+		{"DELETE s[now()], m[1] FROM t WHERE k = 1", false},
+		{"DELETE m[1], s[uuid()] FROM t USING TIMESTAMP 5 WHERE k = 1", false},
+		{"DELETE m[toTimestamp(now())] FROM t WHERE k = 1", false},
+		{"DELETE m[minTimeuuid('2021-01-01 00:00+0000')] FROM t WHERE k = 1", true},
+		{"DELETE m[1], s[2] FROM t WHERE k = 1", true},
+	} {
+		v := verdict.ClassifyWithSchema(tc.cql, schema)
+		if v.Idempotent != tc.want {
+			t.Errorf("%q: idempotent %v, want %v (%v)", tc.cql, v.Idempotent, tc.want, v.Reasons)
+		}
+	}
+}
