@@ -236,6 +236,15 @@ func Row(ctx context.Context, s *gocql.Session, t *Table, row any, opts ...Optio
 	return Result{Timestamp: n, Scope: scope, Rows: 1, Batches: 1}, nil
 }
 
+// markIdempotent marks b's entries idempotent, as the retry policy's verdict will find
+// them but for a row with a non-empty non-frozen list (which it then marks not
+// idempotent itself): the policy need not copy the entries to mark them.
+func markIdempotent(b *gocql.Batch) {
+	for i := range b.Entries {
+		b.Entries[i].Idempotent = true
+	}
+}
+
 // ttlValue is what the INSERT binds to USING TTL ?: the caller's TTL, else UNSET so the
 // table's default_time_to_live applies (an explicit 0 would override it).
 func (o *options) ttlValue() any {
@@ -246,6 +255,7 @@ func (o *options) ttlValue() any {
 }
 
 func (o *options) exec(ctx context.Context, s *gocql.Session, b *gocql.Batch, n int64) error {
+	markIdempotent(b)
 	if o.consistencySet {
 		b.SetConsistency(o.consistency)
 	}

@@ -111,3 +111,37 @@ func TestExecOptionsAllocateNothing(t *testing.T) {
 		t.Errorf("the zero ExecOption: %+v, %v; want no change", c, err)
 	}
 }
+
+// TestPinBatchMarksEntriesAsTheVerdict: entries the caller marked idempotent are sent
+// as the verdict says — not idempotent for a list append — on a copy, the caller's
+// batch unchanged; entries marked as the verdict says already are not copied.
+func TestPinBatchMarksEntriesAsTheVerdict(t *testing.T) {
+	p := NewPolicy(WithSchema(mapSchema{"t.l": ColumnList}))
+	for _, tc := range []struct {
+		stmt       string
+		idempotent bool
+	}{{`UPDATE ks.t SET l = l + [1] WHERE id = ?`, false}, {`UPDATE ks.t SET v = 1 WHERE id = ?`, true}} {
+		//lint:ignore SA1019 no session is needed to build a batch for the verdict
+		b := gocql.NewBatch(gocql.UnloggedBatch)
+		b.Query(tc.stmt, 1)
+		b.Query(tc.stmt, 2)
+		for i := range b.Entries {
+			b.Entries[i].Idempotent = true
+		}
+		pb, err := p.pinBatch(context.Background(), nil, b, execConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, e := range pb.batch.Entries {
+			if e.Idempotent != tc.idempotent {
+				t.Errorf("%s: entry %d sent with Idempotent %v, want %v", tc.stmt, i, e.Idempotent, tc.idempotent)
+			}
+			if !b.Entries[i].Idempotent {
+				t.Errorf("%s: the caller's entry %d was changed", tc.stmt, i)
+			}
+		}
+		if shared := &pb.batch.Entries[0] == &b.Entries[0]; shared != tc.idempotent {
+			t.Errorf("%s: entries shared with the caller's batch: %v, want %v", tc.stmt, shared, tc.idempotent)
+		}
+	}
+}

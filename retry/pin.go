@@ -227,11 +227,17 @@ func (p *Policy) pinBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch,
 	ctx, tr, hx := p.cfg.hedge.begin(ctx, tr, v.Idempotent) // a batch is always pinned
 	st := &execState{p: p, ctx: ctx, statement: batchName(len(b.Entries)), verdict: v, trace: tr}
 	out := b.WithContext(ctx)
-	// The entries are shared with the caller's batch; copy before marking them (gocql
-	// treats a batch as idempotent only when every entry is marked).
-	out.Entries = append([]gocql.BatchEntry(nil), b.Entries...)
-	for i := range out.Entries {
-		out.Entries[i].Idempotent = v.Idempotent
+	// gocql treats a batch as idempotent only when every entry is marked. The entries
+	// are shared with the caller's batch: copy before marking them, unless they are
+	// marked as the verdict says already (overwrite marks its own).
+	for _, e := range b.Entries {
+		if e.Idempotent != v.Idempotent {
+			out.Entries = append([]gocql.BatchEntry(nil), b.Entries...)
+			for i := range out.Entries {
+				out.Entries[i].Idempotent = v.Idempotent
+			}
+			break
+		}
 	}
 	out.RetryPolicy(execPolicy{st: st})
 	out.WithTimestamp(ts)

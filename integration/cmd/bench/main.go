@@ -130,6 +130,13 @@ func run(f flags) error {
 		}
 		add(ps...)
 	}
+	if only.MatchString("exec_vs_raw") {
+		p, err := execPair(ctx, e)
+		if err != nil {
+			return fmt.Errorf("exec: %w", err)
+		}
+		add(p)
+	}
 	if only.MatchString("append_vs_insert") {
 		p, err := appendPair(ctx, e)
 		if err != nil {

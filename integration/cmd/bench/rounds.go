@@ -237,3 +237,8 @@ func (res result) medianOf(f func(round) float64) float64 {
 func (res result) allocRatio() float64 {
 	return res.medianOf(func(r round) float64 { return r.a.allocsPerOp() }) / res.medianOf(func(r round) float64 { return r.b.allocsPerOp() })
 }
+
+// allocExtra is A's client allocations per op minus B's (medians over rounds).
+func (res result) allocExtra() float64 {
+	return res.medianOf(func(r round) float64 { return r.a.allocsPerOp() }) - res.medianOf(func(r round) float64 { return r.b.allocsPerOp() })
+}
