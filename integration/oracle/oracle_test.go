@@ -130,7 +130,7 @@ func TestOracleStatements(t *testing.T) {
 						st.equalRepeatable++
 					}
 				} else {
-					if v.interleave {
+					if v.interleave || v.witness {
 						st.interleaveOnly++
 					}
 					if v.empty {

@@ -153,8 +153,9 @@ func (g *stmtGen) term(t *ctype, v val, bind bool) (string, []any) {
 // clock or randomness, a literal of type t it may return on another execution: the
 // oracle repeats the statement with each such call replaced (judgeClock). That is v,
 // the value the call stands in for — a setup row's key when it addresses one, so the
-// repeat finds data there —, else one drawn from a stream of its own, so the case's
-// statements stay as they were.
+// repeat finds data there, as a later date or millisecond can —, except for functions
+// whose every value is new (now(), uuid()): one drawn from a stream of its own, so the
+// case's statements stay as they were.
 func (g *stmtGen) clockAlt(t *ctype, f string, v val) {
 	if !strings.Contains(f, "now()") && !strings.Contains(f, "uuid()") && !strings.HasPrefix(f, "current") {
 		return
@@ -165,7 +166,10 @@ func (g *stmtGen) clockAlt(t *ctype, f string, v val) {
 		}
 	}
 	alt := v.lit
-	if v.gov == nil || alt == "" {
+	// now(), uuid() and currentTimeUUID() never return a value twice: another
+	// execution's is a fresh one, never a setup row's key or element.
+	unique := f == "now()" || f == "uuid()" || f == "currentTimeUUID()"
+	if unique || v.gov == nil || alt == "" {
 		r := rand.New(rand.NewPCG(uint64(g.ts), uint64(len(g.clockAlts))<<32|0xc10c))
 		alt = valueGen{r: r}.value(t, 0).lit
 	}
