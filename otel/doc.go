@@ -64,6 +64,13 @@
 //	cqlsafe.hedges.won          counter   executions a hedge answered
 //	cqlsafe.operation.duration  histogram seconds per logical execution, retries and backoff included
 //
+// Two gauges, reported for each Policy given to ObserveClockOffset once it has measured
+// its clock (retry.Policy.MeasureClock), carry server.address and the caller's
+// attributes instead:
+//
+//	cqlsafe.clock.offset              gauge  seconds, the node's clock minus this process's (positive: it lags)
+//	cqlsafe.clock.offset.uncertainty  gauge  seconds, within which the offset is known
+//
 // Refusal reasons are a fixed set: context_done, not_retryable, batch_logged,
 // not_idempotent, attempts_exhausted, and not_a_step (retry.Do).
 //

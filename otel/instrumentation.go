@@ -88,6 +88,10 @@ type Instrumentation struct {
 	hedgesWon      metric.Int64Counter
 	settleResults  metric.Int64Counter
 	duration       metric.Float64Histogram
+
+	meter       metric.Meter                  // for ObserveClockOffset's callbacks
+	clockOffset metric.Float64ObservableGauge // cqlsafe.clock.offset
+	clockUncert metric.Float64ObservableGauge // cqlsafe.clock.offset.uncertainty
 }
 
 var (
@@ -141,6 +145,13 @@ func New(opts ...Option) (*Instrumentation, error) {
 		metric.WithDescription("Duration of logical executions, retries and backoff included."),
 		// The boundaries the database semantic conventions recommend for operation durations.
 		metric.WithExplicitBucketBoundaries(0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10))
+	errs = append(errs, err)
+	in.meter = m
+	in.clockOffset, err = m.Float64ObservableGauge("cqlsafe.clock.offset", metric.WithUnit("s"),
+		metric.WithDescription("The Cassandra node's clock minus the application's (positive: the application lags), as retry.Policy.MeasureClock last measured it."))
+	errs = append(errs, err)
+	in.clockUncert, err = m.Float64ObservableGauge("cqlsafe.clock.offset.uncertainty", metric.WithUnit("s"),
+		metric.WithDescription("Half the round trip of that measurement: the offset is known to within this."))
 	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("cqlsafeotel: create instruments: %w", err)
