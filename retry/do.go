@@ -232,6 +232,9 @@ func (run *doRun) execBatch(ctx context.Context, p *Policy, s *gocql.Session, b 
 func snapshot(values []any) []any {
 	out := make([]any, len(values))
 	for i, v := range values {
+		if v == nil {
+			continue // NULL: nothing to copy (and no reflect.Value to take it from)
+		}
 		out[i] = deepCopy(reflect.ValueOf(v)).Interface()
 	}
 	return out
@@ -239,7 +242,7 @@ func snapshot(values []any) []any {
 
 func deepCopy(v reflect.Value) reflect.Value {
 	if !v.IsValid() {
-		return reflect.ValueOf((*any)(nil)).Elem() // a nil interface
+		return reflect.Zero(reflect.TypeFor[any]()) // a nil interface
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
