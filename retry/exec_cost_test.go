@@ -9,43 +9,42 @@ import (
 	"github.com/gocql/gocql"
 )
 
+// benchParallel runs op b.N times from 8 goroutines per CPU, each call with a new id,
+// reporting allocations.
+func benchParallel(b *testing.B, op func(id int64) error) {
+	var i atomic.Int64
+	b.ReportAllocs()
+	b.SetParallelism(8)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := op(i.Add(1)); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
 // BenchmarkExecClientCost: the client's cost of Policy.Exec over a raw gocql Exec of the
 // same idempotent INSERT with a client timestamp (what a careful hand-written write
 // does), against the loopback fake server answering at once, so that Cassandra's share,
-// which dominates on a real node, is left out. Compare allocs/op and ns/op of "raw" and
-// "Policy.Exec" from the same run (BENCHMARKS.md, client-only rows).
+// which dominates on a real node, is left out. Compare allocs/op of "raw" and
+// "Policy.Exec" from the same run (BENCHMARKS.md, "What the library adds on the client").
 func BenchmarkExecClientCost(b *testing.B) {
 	srv := startRV(b, func(int64) (time.Duration, bool) { return 0, false })
 	const stmt = `INSERT INTO ks.t (id, v) VALUES (?, ?)`
 	b.Run("raw", func(b *testing.B) {
 		sess := rvSession(b, srv)
-		var i atomic.Int64
-		b.ReportAllocs()
-		b.SetParallelism(8)
-		b.ResetTimer()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				if err := sess.Query(stmt, i.Add(1), "v").Idempotent(true).WithTimestamp(time.Now().UnixMicro()).Exec(); err != nil {
-					b.Error(err)
-					return
-				}
-			}
+		benchParallel(b, func(id int64) error {
+			return sess.Query(stmt, id, "v").Idempotent(true).WithTimestamp(time.Now().UnixMicro()).Exec()
 		})
 	})
 	b.Run("Policy.Exec", func(b *testing.B) {
 		sess := rvSession(b, srv)
 		p := NewPolicy(WithSchema(mapSchema{}))
-		var i atomic.Int64
-		b.ReportAllocs()
-		b.SetParallelism(8)
-		b.ResetTimer()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				if err := p.Exec(context.Background(), sess.Query(stmt, i.Add(1), "v")); err != nil {
-					b.Error(err)
-					return
-				}
-			}
+		benchParallel(b, func(id int64) error {
+			return p.Exec(context.Background(), sess.Query(stmt, id, "v"))
 		})
 	})
 }
@@ -62,29 +61,16 @@ func BenchmarkExecBatchClientCost(b *testing.B) {
 		b.Run(side, func(b *testing.B) {
 			sess := rvSession(b, srv)
 			p := NewPolicy(WithSchema(mapSchema{}))
-			var i atomic.Int64
-			b.ReportAllocs()
-			b.SetParallelism(8)
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					id := i.Add(1)
-					n := p.Clock().Reserve(2)
-					bt := sess.NewBatch(gocql.UnloggedBatch)
-					bt.Entries = make([]gocql.BatchEntry, 0, 2)
-					bt.Query(del, id)
-					bt.Query(ins, id, "v")
-					var err error
-					if side == "raw" {
-						err = sess.ExecuteBatch(bt.WithTimestamp(n + 1))
-					} else {
-						err = p.ExecBatch(context.Background(), sess, bt, AtTimestamp(n+1))
-					}
-					if err != nil {
-						b.Error(err)
-						return
-					}
+			benchParallel(b, func(id int64) error {
+				n := p.Clock().Reserve(2)
+				bt := sess.NewBatch(gocql.UnloggedBatch)
+				bt.Entries = make([]gocql.BatchEntry, 0, 2)
+				bt.Query(del, id)
+				bt.Query(ins, id, "v")
+				if side == "raw" {
+					return sess.ExecuteBatch(bt.WithTimestamp(n + 1))
 				}
+				return p.ExecBatch(context.Background(), sess, bt, AtTimestamp(n+1))
 			})
 		})
 	}

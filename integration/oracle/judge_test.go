@@ -622,17 +622,9 @@ func (r *runner) judgeClock(ctx context.Context, c *oracleCase, st stmt, withSet
 		}
 		return "", err
 	}
-	a, err := r.read(ctx, c.tb, once)
-	if err != nil {
-		return "", fmt.Errorf("read: %w", err)
-	}
-	b, err := r.read(ctx, c.tb, again)
-	if err != nil {
-		return "", fmt.Errorf("read: %w", err)
-	}
-	if d := diff(a, b, tol+int64(time.Since(start).Seconds())); d != "" {
+	if d, err := r.readDiff(ctx, c.tb, once, again, tol+int64(time.Since(start).Seconds())); d != "" || err != nil {
 		text, _ := later.text()
-		return "once vs once+again on a server whose clock moved (" + text + "): " + d, nil
+		return "once vs once+again on a server whose clock moved (" + text + "): " + d, err
 	}
 	return "", nil
 }
@@ -673,18 +665,23 @@ func (r *runner) judgeWitness(ctx context.Context, c *oracleCase, st stmt, withS
 			return "", err
 		}
 	}
-	a, err := r.read(ctx, c.tb, once)
-	if err != nil {
-		return "", fmt.Errorf("read: %w", err)
-	}
-	b, err := r.read(ctx, c.tb, again)
-	if err != nil {
-		return "", fmt.Errorf("read: %w", err)
-	}
-	if d := diff(a, b, tol); d != "" {
-		return fmt.Sprintf("once+W vs once+W+again, W = %s at -40µs: %s", textOf(w), d), nil
+	if d, err := r.readDiff(ctx, c.tb, once, again, tol); d != "" || err != nil {
+		return fmt.Sprintf("once+W vs once+W+again, W = %s at -40µs: %s", textOf(w), d), err
 	}
 	return "", nil
+}
+
+// readDiff reads partitions a and b of tb and says how they differ ("": alike).
+func (r *runner) readDiff(ctx context.Context, tb *table, a, b pkey, tol int64) (string, error) {
+	ra, err := r.read(ctx, tb, a)
+	if err != nil {
+		return "", fmt.Errorf("read: %w", err)
+	}
+	rb, err := r.read(ctx, tb, b)
+	if err != nil {
+		return "", fmt.Errorf("read: %w", err)
+	}
+	return diff(ra, rb, tol), nil
 }
 
 func textOf(s stmt) string {
@@ -714,16 +711,8 @@ func (r *runner) judgeEmpty(ctx context.Context, c *oracleCase, st stmt, attempt
 			return "", err
 		}
 	}
-	a, err := r.read(ctx, c.tb, once)
-	if err != nil {
-		return "", fmt.Errorf("read: %w", err)
-	}
-	b, err := r.read(ctx, c.tb, twice)
-	if err != nil {
-		return "", fmt.Errorf("read: %w", err)
-	}
-	if d := diff(a, b, tol); d != "" {
-		return "empty partition, once vs twice: " + d, nil
+	if d, err := r.readDiff(ctx, c.tb, once, twice, tol); d != "" || err != nil {
+		return "empty partition, once vs twice: " + d, err
 	}
 	return "", nil
 }
