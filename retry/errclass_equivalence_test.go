@@ -221,11 +221,11 @@ func reviewVerdicts() map[string]Verdict {
 		"single":          one,
 		"in-list":         in,
 		"not-idempotent":  notIdem,
-		"logged batch 2":  verdict.Batch([]Verdict{one, one}, false, true),
-		"unlogged batch2": verdict.Batch([]Verdict{one, one}, false, false),
-		"logged batch 1":  verdict.Batch([]Verdict{one}, false, true),
-		"logged batch in": verdict.Batch([]Verdict{in}, false, true),
-		"counter batch":   verdict.Batch([]Verdict{notIdem}, true, false),
+		"logged batch 2":  verdict.Batch([]Verdict{one, one}, nil, nil, false, true),
+		"unlogged batch2": verdict.Batch([]Verdict{one, one}, nil, nil, false, false),
+		"logged batch 1":  verdict.Batch([]Verdict{one}, nil, nil, false, true),
+		"logged batch in": verdict.Batch([]Verdict{in}, nil, nil, false, true),
+		"counter batch":   verdict.Batch([]Verdict{notIdem}, nil, nil, true, false),
 	}
 }
 

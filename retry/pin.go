@@ -184,7 +184,8 @@ func (p *Policy) batchVerdict(schema Schema, b *gocql.Batch) Verdict {
 	for i := range b.Entries {
 		entries[i] = p.classify(schema, ks, b.Entries[i].Stmt).ForValues(b.Entries[i].Args, gocqlValues{})
 	}
-	return verdict.Batch(entries, b.Type == gocql.CounterBatch, b.Type == gocql.LoggedBatch)
+	return verdict.Batch(entries, func(i int) []any { return b.Entries[i].Args }, gocqlValues{},
+		b.Type == gocql.CounterBatch, b.Type == gocql.LoggedBatch)
 }
 
 // pinBatch is pin for a batch: one timestamp for the whole batch (statements with their

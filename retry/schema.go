@@ -48,6 +48,55 @@ func (x sessionSchema) ColumnKind(keyspace, table, column string) ColumnKind {
 	return kindOf(cm)
 }
 
+// ColumnRole implements RoleSchema.
+func (x sessionSchema) ColumnRole(keyspace, table, column string) ColumnRole {
+	tm := x.table(keyspace, table)
+	if tm == nil {
+		return RoleUnknown
+	}
+	cm, ok := tm.Columns[column]
+	if !ok || cm == nil {
+		return RoleUnknown
+	}
+	switch cm.Kind {
+	case gocql.ColumnPartitionKey:
+		return RolePartitionKey
+	case gocql.ColumnClusteringKey:
+		return RoleClustering
+	case gocql.ColumnRegular:
+		return RoleRegular
+	case gocql.ColumnStatic:
+		return RoleStatic
+	}
+	return RoleUnknown
+}
+
+// KeyType implements verdict.KeyTypeSchema: the types for which a literal key and a
+// bound one can be told equal.
+func (x sessionSchema) KeyType(keyspace, table, column string) KeyType {
+	tm := x.table(keyspace, table)
+	if tm == nil {
+		return KeyOther
+	}
+	cm, ok := tm.Columns[column]
+	if !ok || cm == nil || cm.Type == nil {
+		return KeyOther
+	}
+	switch cm.Type.Type() {
+	case gocql.TypeVarchar, gocql.TypeText, gocql.TypeAscii:
+		return KeyText
+	case gocql.TypeTinyInt, gocql.TypeSmallInt, gocql.TypeInt, gocql.TypeBigInt, gocql.TypeVarint:
+		return KeyInteger
+	case gocql.TypeDouble:
+		return KeyDouble
+	case gocql.TypeFloat:
+		return KeyFloat
+	case gocql.TypeBoolean:
+		return KeyBoolean
+	}
+	return KeyOther
+}
+
 func kindOf(cm *gocql.ColumnMetadata) ColumnKind {
 	frozen := strings.HasPrefix(strings.ToLower(cm.Validator), "frozen<")
 	switch cm.Type.Type() {

@@ -34,6 +34,41 @@ const (
 	ColumnMap     = verdict.ColumnMap
 )
 
+// ColumnRole is where a column sits in its table's primary key. A Schema that also
+// implements RoleSchema lets the verdict see a list write that a DELETE of whole rows in
+// the same batch shadows (SessionSchema does).
+type ColumnRole = verdict.ColumnRole
+
+// Column roles.
+const (
+	RoleUnknown      = verdict.RoleUnknown
+	RolePartitionKey = verdict.RolePartitionKey
+	RoleClustering   = verdict.RoleClustering
+	RoleRegular      = verdict.RoleRegular
+	RoleStatic       = verdict.RoleStatic
+)
+
+// RoleSchema is the optional part of a Schema that answers column roles.
+type RoleSchema = verdict.RoleSchema
+
+// KeyType is a key column's type, as far as telling a literal key from a bound one
+// equal needs it; KeyTypeSchema is the optional part of a Schema that answers it
+// (SessionSchema does).
+type KeyType = verdict.KeyType
+
+// Key types.
+const (
+	KeyOther   = verdict.KeyOther
+	KeyText    = verdict.KeyText
+	KeyInteger = verdict.KeyInteger
+	KeyDouble  = verdict.KeyDouble
+	KeyFloat   = verdict.KeyFloat
+	KeyBoolean = verdict.KeyBoolean
+)
+
+// KeyTypeSchema is the optional part of a Schema that answers key types.
+type KeyTypeSchema = verdict.KeyTypeSchema
+
 // Schema answers column kinds for ClassifyWithSchema. Table is as written in the
 // statement (keyspace may be empty when the statement does not name one).
 type Schema = verdict.Schema

@@ -60,8 +60,8 @@ func TestDecisionClassify(t *testing.T) {
 func TestDecisionTable(t *testing.T) {
 	ins := verdict.Classify("INSERT INTO t (id, v) VALUES (?, ?)")
 	counter := verdict.Classify("UPDATE c SET n = n + 1 WHERE id = ?")
-	multi := verdict.Batch([]verdict.Verdict{counter, counter}, true, false)
-	logged := verdict.Batch([]verdict.Verdict{ins, ins}, false, true)
+	multi := verdict.Batch([]verdict.Verdict{counter, counter}, nil, nil, true, false)
+	logged := verdict.Batch([]verdict.Verdict{ins, ins}, nil, nil, false, true)
 	facts := func(err error) decision.Facts { return decision.Classify(err, driver) }
 	for _, tc := range []struct {
 		name    string

@@ -5,12 +5,36 @@ import (
 	"strings"
 )
 
-// Batch judges a batch from its entries' verdicts (each already judged with its values):
-// idempotent iff every entry is and it is not a COUNTER batch. A batch of more than one
-// entry writes more than one mutation; logged says it is a LOGGED batch.
-func Batch(entries []Verdict, counter, logged bool) Verdict {
+// Batch judges a batch from its entries' verdicts (each already judged with its values
+// by ForValues; values(i) returns entry i's values, or nil): idempotent iff every entry
+// is — a list write another entry deletes at the batch's timestamp counts as repeatable
+// (shadow.go) — and it is not a COUNTER batch. A batch of more than one entry writes
+// more than one mutation; logged says it is a LOGGED batch.
+func Batch(entries []Verdict, values func(i int) []any, in ValueInspector, counter, logged bool) Verdict {
 	v := Verdict{Idempotent: true, Kind: KindBatch}
+	deleter := false
+	for _, ev := range entries {
+		deleter = deleter || ev.deleter
+	}
+	valuesOf := func(i int) []any {
+		if values == nil {
+			return nil
+		}
+		return values(i)
+	}
 	for i, ev := range entries {
+		if !ev.Idempotent && deleter && len(ev.shadow) > 0 {
+			ev = ev.dropShadowed(func(s shadowable) bool {
+				for j, ej := range entries {
+					for _, d := range ej.fps {
+						if d.deletes(valuesOf(j), ev.fps[s.fp], valuesOf(i), s, in) {
+							return true
+						}
+					}
+				}
+				return false
+			}, "")
+		}
 		v.Statements += ev.Statements
 		v.Writes = v.Writes || ev.Writes
 		v.Conditional = v.Conditional || ev.Conditional

@@ -44,7 +44,7 @@ func ClassifyIn(ks, cql string, schema Schema) Verdict {
 		v.notIdempotent("empty statement")
 		return v
 	}
-	c := classifier{v: &v, schema: schema, ks: ks, markers: map[int]int{}}
+	c := classifier{v: &v, schema: schema, ks: ks, markers: map[int]int{}, fp: -1}
 	for _, tok := range toks {
 		if tok.Kind == cqltext.Bind {
 			c.markers[tok.Pos] = len(c.markers)
@@ -59,7 +59,7 @@ func ClassifyIn(ks, cql string, schema Schema) Verdict {
 	if v.Statements > 1 {
 		v.multi = true
 	}
-	return v
+	return v.unshadow(nil, nil) // literal keys; bound ones in ForValues
 }
 
 type classifier struct {
@@ -67,6 +67,7 @@ type classifier struct {
 	schema  Schema
 	ks      string      // keyspace of statements that name none
 	markers map[int]int // bind marker token position → marker index
+	fp      int         // the current statement's footprint in v.fps, or -1
 }
 
 // kind asks the schema what a column is. Frozen collections, tuples and UDTs are
@@ -93,6 +94,14 @@ func (c *classifier) setKind(k Kind) {
 func (c *classifier) statement(t []cqltext.Token) {
 	c.v.Statements++
 	first := t[0]
+	c.fp = -1
+	if first.Is("insert") || first.Is("update") || first.Is("delete") {
+		if fp, ok := c.footprintOf(t); ok {
+			c.v.fps = append(c.v.fps, fp)
+			c.fp = len(c.v.fps) - 1
+			c.v.deleter = c.v.deleter || fp.del
+		}
+	}
 	switch {
 	case first.Is("select"):
 		c.setKind(KindRead)
@@ -251,12 +260,25 @@ func (c *classifier) write(t []cqltext.Token) {
 		start = 1
 	}
 	if start < len(t) {
-		c.functions(t[start:])
+		c.functions(t[start:], c.functionOwner(t))
 	}
 }
 
 // functions flags server-side non-deterministic (or unknown) function calls.
-func (c *classifier) functions(t []cqltext.Token) {
+//
+// owner, when not nil, names the column a call at a token position writes ("" for a
+// call in the row's key), for shadowing (shadow.go); ok false where none is known.
+func (c *classifier) functions(t []cqltext.Token, owner func(pos int) (col string, ok bool)) {
+	flag := func(i int, reason string) {
+		if owner != nil {
+			if col, ok := owner(t[i].Pos); ok {
+				ks, table := c.v.fps[c.fp].ks, c.v.fps[c.fp].table
+				c.listReason(ks, table, col, reason)
+				return
+			}
+		}
+		c.v.notIdempotent(reason)
+	}
 	for i := 0; i+1 < len(t); i++ {
 		if (t[i].Kind != cqltext.Ident && t[i].Kind != cqltext.QIdent) || !t[i+1].IsPunct("(") {
 			continue
@@ -276,7 +298,7 @@ func (c *classifier) functions(t []cqltext.Token) {
 		}
 		switch {
 		case nonDeterministic[name]:
-			c.v.notIdempotent(fmt.Sprintf("server-side non-deterministic function %s() in a write", t[i].Text))
+			flag(i, fmt.Sprintf("server-side non-deterministic function %s() in a write", t[i].Text))
 		case deterministic[name] || strings.HasPrefix(name, "blobas") || strings.HasSuffix(name, "asblob"):
 		default:
 			c.v.notIdempotent(fmt.Sprintf("unknown function %s() in a write may be non-deterministic", t[i].Text))

@@ -3,6 +3,7 @@ package verdict
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cqlsafe/cqlsafe/internal/core/cqltext"
@@ -22,20 +23,21 @@ func (c *classifier) wholeValue(ks, table, col string, val []cqltext.Token) {
 	}
 	switch {
 	case len(val) == 1 && val[0].Kind == cqltext.Bind:
-		c.v.binds = append(c.v.binds, bindCheck{index: c.markers[val[0].Pos], column: col, known: kind == ColumnList})
+		c.v.binds = append(c.v.binds, bindCheck{index: c.markers[val[0].Pos], column: col, known: kind == ColumnList,
+			fp: c.fp, role: c.role(ks, table, col)})
 	case len(val) == 2 && val[0].IsPunct("[") && val[1].IsPunct("]"), len(val) == 1 && val[0].Is("null"):
 		// An empty list or null writes no element: repeatable.
 	case val[0].IsPunct("["):
 		if kind == ColumnList {
-			c.v.notIdempotent(fmt.Sprintf("non-frozen list assignment %q (each repeat appends another copy)", col+" = "+cqltext.Clause(val)))
+			c.listReason(ks, table, col, fmt.Sprintf("non-frozen list assignment %q (each repeat appends another copy)", col+" = "+cqltext.Clause(val)))
 		} else {
-			c.v.notIdempotent(fmt.Sprintf("list literal assigned to %q, which may be a non-frozen list (a repeat appends another copy; schema metadata can tell)", col))
+			c.listReason(ks, table, col, fmt.Sprintf("list literal assigned to %q, which may be a non-frozen list (a repeat appends another copy; schema metadata can tell)", col))
 		}
 	case kind == ColumnList:
 		// Any other form (a function such as fromJson, …) that yields a list.
-		c.v.notIdempotent(fmt.Sprintf("non-frozen list assignment %q (each repeat appends another copy)", col+" = "+cqltext.Clause(val)))
+		c.listReason(ks, table, col, fmt.Sprintf("non-frozen list assignment %q (each repeat appends another copy)", col+" = "+cqltext.Clause(val)))
 	case callsListFunction(val):
-		c.v.notIdempotent(fmt.Sprintf("function result assigned to %q, which may be a non-frozen list (a repeat appends another copy; schema metadata can tell)", col))
+		c.listReason(ks, table, col, fmt.Sprintf("function result assigned to %q, which may be a non-frozen list (a repeat appends another copy; schema metadata can tell)", col))
 	}
 }
 
@@ -115,7 +117,7 @@ func (c *classifier) assignment(ks, table string, a []cqltext.Token) {
 		if kind == ColumnSet || kind == ColumnMap {
 			return
 		}
-		c.v.notIdempotent(fmt.Sprintf("list prepend %q", expr))
+		c.listReason(ks, table, col, fmt.Sprintf("list prepend %q", expr))
 		return
 	}
 	operand := rhs[2:]
@@ -131,10 +133,10 @@ func (c *classifier) assignment(ks, table string, a []cqltext.Token) {
 			// Removal tombstones the occurrences it finds when it runs, each at the
 			// statement's timestamp: a repeat after another writer added the value (with a
 			// timestamp not newer than ours) removes that one too.
-			c.v.notIdempotent(fmt.Sprintf("list element removal %q (a repeat also removes what another writer added since)", expr))
+			c.listReason(ks, table, col, fmt.Sprintf("list element removal %q (a repeat also removes what another writer added since)", expr))
 			return
 		}
-		c.v.notIdempotent(fmt.Sprintf("list append %q", expr))
+		c.listReason(ks, table, col, fmt.Sprintf("list append %q", expr))
 		return
 	}
 	// No metadata: judge by the operand's literal shape.
@@ -143,10 +145,10 @@ func (c *classifier) assignment(ks, table string, a []cqltext.Token) {
 		return // set or map literal: adding or removing elements is repeatable
 	case len(operand) > 0 && operand[0].IsPunct("["):
 		if minus {
-			c.v.notIdempotent(fmt.Sprintf("list element removal %q (a repeat also removes what another writer added since; schema metadata can tell a set)", expr))
+			c.listReason(ks, table, col, fmt.Sprintf("list element removal %q (a repeat also removes what another writer added since; schema metadata can tell a set)", expr))
 			return
 		}
-		c.v.notIdempotent(fmt.Sprintf("list append %q", expr))
+		c.listReason(ks, table, col, fmt.Sprintf("list append %q", expr))
 	case len(operand) > 0 && operand[0].Kind == cqltext.Number:
 		c.v.notIdempotent(fmt.Sprintf("counter update %q", expr))
 	default:
@@ -263,10 +265,12 @@ func (c *classifier) insertJSON(ks, table string, doc cqltext.Token) {
 	}
 	switch doc.Kind {
 	case cqltext.Bind:
-		c.v.binds = append(c.v.binds, bindCheck{index: c.markers[doc.Pos], json: true, listCols: listCols, kind: kind})
+		c.v.binds = append(c.v.binds, bindCheck{index: c.markers[doc.Pos], json: true, listCols: listCols, kind: kind, fp: -1})
 	case cqltext.String:
-		if col, ok := jsonListAssignment(doc.Text, listCols, kind); ok {
-			c.v.notIdempotent(fmt.Sprintf("INSERT JSON assigns a list to %q, which is (or may be) a non-frozen list (a repeat appends another copy)", col))
+		// Every list column its own reason: a DELETE of the same batch may shadow one
+		// and not another.
+		for _, col := range jsonListAssignments(doc.Text, listCols, kind) {
+			c.listReason(ks, table, col, fmt.Sprintf("INSERT JSON assigns a list to %q, which is (or may be) a non-frozen list (a repeat appends another copy)", col))
 		}
 	}
 }
@@ -282,10 +286,21 @@ type ListColumner interface {
 // kind calls a list or does not know, else any key. A document that is not a JSON object
 // counts as one (conservative).
 func jsonListAssignment(doc string, listCols map[string]bool, kind func(string) ColumnKind) (string, bool) {
+	cols := jsonListAssignments(doc, listCols, kind)
+	if len(cols) == 0 {
+		return "", false
+	}
+	return cols[0], true
+}
+
+// jsonListAssignments is every key jsonListAssignment would report, sorted ("?" alone
+// for a document that is not a JSON object).
+func jsonListAssignments(doc string, listCols map[string]bool, kind func(string) ColumnKind) []string {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(doc), &obj); err != nil {
-		return "?", true
+		return []string{"?"}
 	}
+	var out []string
 	for k, raw := range obj {
 		name := k
 		if len(k) >= 2 && k[0] == '"' && k[len(k)-1] == '"' {
@@ -309,10 +324,11 @@ func jsonListAssignment(doc string, listCols map[string]bool, kind func(string) 
 			}
 		}
 		if jsonListValue(raw, known) {
-			return name, true
+			out = append(out, name)
 		}
 	}
-	return "", false
+	slices.Sort(out)
+	return out
 }
 
 // jsonListValue reports whether a JSON value can write list elements: a non-empty array,

@@ -3,6 +3,7 @@ package verdict
 import (
 	"fmt"
 	"reflect"
+	"slices"
 )
 
 // ValueInspector is what a driver adapter knows about bound values that the verdict
@@ -25,8 +26,11 @@ type Versioned interface {
 // non-empty list bound whole to a non-frozen list column (or, without schema, a
 // non-empty slice bound to a column of unknown type) makes it not idempotent.
 func (v Verdict) ForValues(values []any, in ValueInspector) Verdict {
-	if !v.Idempotent || len(v.binds) == 0 {
-		return v
+	if len(v.binds) == 0 || (!v.Idempotent && len(v.shadow) == 0) {
+		// Nothing to judge; or not repeatable whatever the values, unless a DELETE
+		// shadows what made it so — then every marker must be judged before any reason
+		// is dropped (Batch, unshadow).
+		return v.unshadow(values, in)
 	}
 	for _, b := range v.binds {
 		if b.index >= len(values) {
@@ -46,10 +50,22 @@ func (v Verdict) ForValues(values []any, in ValueInspector) Verdict {
 				v = v.WithReason("INSERT JSON value assigns a list to " + quoteName(col) + ", which is (or may be) a non-frozen list (a repeat appends another copy)")
 			}
 		case b.known && nonEmptyValue(val, in):
-			v = v.WithReason("non-empty value bound to non-frozen list " + quoteName(b.column) + " (Cassandra keys list elements by server time: a repeat appends another copy)")
+			v = v.withListReason(b, "non-empty value bound to non-frozen list "+quoteName(b.column)+" (Cassandra keys list elements by server time: a repeat appends another copy)")
 		case !b.known && listLike(val, in):
-			v = v.WithReason("non-empty list bound to " + quoteName(b.column) + ", which may be a non-frozen list (a repeat appends another copy; give the Policy the schema: WithSchema(SessionSchema(s)))")
+			v = v.withListReason(b, "non-empty list bound to "+quoteName(b.column)+", which may be a non-frozen list (a repeat appends another copy; give the Policy the schema: WithSchema(SessionSchema(s)))")
 		}
+	}
+	return v.unshadow(values, in)
+}
+
+// withListReason is WithReason for a list written whole from bind marker b, which a
+// DELETE of the same batch may shadow.
+func (v Verdict) withListReason(b bindCheck, r string) Verdict {
+	if !slices.Contains(v.Reasons, r) {
+		v = v.WithReason(r) // the same column bound twice: one reason, two records
+	}
+	if b.fp >= 0 {
+		v.shadow = append(slices.Clip(v.shadow), shadowable{fp: b.fp, col: b.column, role: b.role, reason: r})
 	}
 	return v
 }

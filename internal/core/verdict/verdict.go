@@ -59,6 +59,11 @@ type Verdict struct {
 	// binds are the bind markers whose value decides idempotence: a value bound whole
 	// to a column that is (or, without schema, may be) a non-frozen list. See forValues.
 	binds []bindCheck
+	// fps are the footprints of the text's writes, shadow the reasons a DELETE of the
+	// same batch may shadow, deleter whether some footprint deletes (shadow.go).
+	fps     []footprint
+	shadow  []shadowable
+	deleter bool
 	// keyspaces the verdict consulted schema metadata for (for cache validation).
 	consulted []string
 }
@@ -75,6 +80,9 @@ type bindCheck struct {
 	// kind: the column kinds of the table, for a schema that cannot list its non-frozen
 	// list columns (nil without schema, or when listCols is known).
 	kind func(column string) ColumnKind
+	// fp is the footprint of the marker's statement (-1: none), role its column's role.
+	fp   int
+	role ColumnRole
 }
 
 // ColumnKind is what schema metadata says about a column, to refine Classify.

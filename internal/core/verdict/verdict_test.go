@@ -54,16 +54,16 @@ func TestVerdictForValues(t *testing.T) {
 func TestVerdictBatch(t *testing.T) {
 	ins := verdict.Classify("INSERT INTO a (id) VALUES (?)")
 	lwt := verdict.Classify("INSERT INTO a (id) VALUES (?) IF NOT EXISTS")
-	if v := verdict.Batch([]verdict.Verdict{ins}, false, true); !v.Idempotent || v.MultiMutation() || !v.LoggedBatch() {
+	if v := verdict.Batch([]verdict.Verdict{ins}, nil, nil, false, true); !v.Idempotent || v.MultiMutation() || !v.LoggedBatch() {
 		t.Errorf("one insert, logged: %+v multi %v", v, v.MultiMutation())
 	}
-	if v := verdict.Batch([]verdict.Verdict{ins, ins}, false, false); !v.Idempotent || !v.MultiMutation() || v.LoggedBatch() {
+	if v := verdict.Batch([]verdict.Verdict{ins, ins}, nil, nil, false, false); !v.Idempotent || !v.MultiMutation() || v.LoggedBatch() {
 		t.Errorf("two inserts, unlogged: %+v", v)
 	}
-	if v := verdict.Batch([]verdict.Verdict{ins, lwt}, false, true); v.Idempotent || !strings.HasPrefix(v.Reasons[0], "statement 2: ") {
+	if v := verdict.Batch([]verdict.Verdict{ins, lwt}, nil, nil, false, true); v.Idempotent || !strings.HasPrefix(v.Reasons[0], "statement 2: ") {
 		t.Errorf("insert + LWT: %+v", v)
 	}
-	if v := verdict.Batch([]verdict.Verdict{ins}, true, false); v.Idempotent {
+	if v := verdict.Batch([]verdict.Verdict{ins}, nil, nil, true, false); v.Idempotent {
 		t.Errorf("COUNTER batch judged repeatable: %+v", v)
 	}
 }
@@ -93,10 +93,16 @@ func FuzzVerdict(f *testing.F) {
 	for _, s := range []string{"INSERT INTO t (id, l) VALUES (?, [1])", "BEGIN BATCH UPDATE t SET n = n + 1 WHERE id = 1; APPLY BATCH", "UPDATE t SET l = ? WHERE id = ?"} {
 		f.Add(s)
 	}
+	f.Add("BEGIN BATCH DELETE FROM t WHERE k = ? AND c = 0; INSERT INTO t (k, c, l) VALUES ('a', 0, [now()]) APPLY BATCH")
+	f.Add(`BEGIN BATCH DELETE l FROM t WHERE k = 'a'; INSERT INTO t JSON '{"k": "a", "l": [1]}' APPLY BATCH`)
 	f.Fuzz(func(t *testing.T, s string) {
-		v := verdict.ClassifyWithSchema(s, kinds{"t.l": verdict.ColumnList})
-		_ = v.ForValues([]any{[]int{1}, unset{}, selfMarshal{}}, inspector{}).ForSource(nil)
-		_ = verdict.Batch([]verdict.Verdict{v, v}, false, true)
+		vals := []any{[]int{1}, unset{}, selfMarshal{}, "a", 0, 1.5}
+		for _, schema := range []verdict.Schema{kinds{"t.l": verdict.ColumnList}, shadowSchema} {
+			v := verdict.ClassifyWithSchema(s, schema)
+			_ = v.ForValues(vals, inspector{}).ForSource(nil)
+			_ = verdict.Batch([]verdict.Verdict{v, v}, nil, nil, false, true)
+			_ = verdict.Batch([]verdict.Verdict{v, v}, func(int) []any { return vals }, inspector{}, false, true)
+		}
 	})
 }
 

@@ -1,0 +1,562 @@
+package verdict
+
+import (
+	"encoding/json"
+	"math"
+	"math/big"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/cqlsafe/cqlsafe/internal/core/cqltext"
+)
+
+// Shadowing: a list write that another statement of the same batch deletes.
+//
+// Every statement of a batch is written at the batch's one timestamp T, and the
+// statements on one partition apply together as one mutation. A DELETE at T shadows every
+// cell of its rows (or columns) whose timestamp is not above T — a tie goes to the
+// deletion — so a list append, prepend, removal or whole assignment at T under such a
+// DELETE leaves nothing a read can see, however often the batch runs: each repeat's
+// elements die under the same deletion. Such a write is repeatable inside its batch.
+//
+// What makes the rule hold, and what the code checks:
+//   - neither statement has its own USING TIMESTAMP (both write at the batch's T) nor an
+//     IF (a condition decides per execution);
+//   - both name the same table, and every restriction of the DELETE (equalities only: no
+//     IN, no range) is met by the write's row, with a value known equal: the same literal
+//     text, or bound values of the same plain Go type that are equal;
+//   - the DELETE deletes the column: a whole-column selection naming it, or whole rows
+//     when the schema says the column is a regular one (a static column only when the
+//     DELETE restricts nothing but the partition key);
+//   - the write is an append, prepend, removal or whole assignment. Positional list
+//     operations (`l[i] = v`, `DELETE l[i]`) stay not repeatable: a repeat finds the list
+//     the first run deleted and fails with an index out of bounds.
+
+// ColumnRole is where a column sits in its table's primary key.
+type ColumnRole int
+
+// Column roles.
+const (
+	RoleUnknown ColumnRole = iota
+	RolePartitionKey
+	RoleClustering
+	RoleRegular
+	RoleStatic
+)
+
+// RoleSchema is implemented by schemas that know each column's role (a driver's session
+// metadata). Without it a DELETE of whole rows shadows nothing; a DELETE naming the
+// column still does.
+type RoleSchema interface {
+	ColumnRole(keyspace, table, column string) ColumnRole
+}
+
+// KeyType is the type of a key column, as far as telling a literal from a bound value
+// needs it.
+type KeyType int
+
+// Key types. KeyOther: any other type, or unknown.
+const (
+	KeyOther   KeyType = iota
+	KeyText            // text, varchar, ascii
+	KeyInteger         // tinyint, smallint, int, bigint, varint
+	KeyDouble          // double
+	KeyFloat           // float
+	KeyBoolean         // boolean
+)
+
+// KeyTypeSchema is implemented by schemas that know column types. With it, a key given
+// as a literal in one statement and bound in another (`k = 'a'`, `k = ?` bound to "a")
+// can be found equal; without it only the same literal text or equal bound values are.
+type KeyTypeSchema interface {
+	KeyType(keyspace, table, column string) KeyType
+}
+
+// footprint is where one write statement writes, for shadowing.
+type footprint struct {
+	ks, table string
+	key       []restriction // WHERE col = v … of UPDATE/DELETE; the column values of INSERT
+	del       bool          // a DELETE of whole rows or whole columns
+	cols      []string      // the DELETE's whole columns (nil: whole rows)
+	partition bool          // the DELETE restricts partition key columns only
+}
+
+// restriction is `col = value`: a literal or the bind marker at index marker. lit is
+// the literal's value in a form two sources share only where the column's type makes
+// them mean the same: "s:text", "i:integer", "f:bits", "b:bool" (see keyForm), else a
+// form private to the source ("cql:" tokens, "json:" raw).
+type restriction struct {
+	col    string
+	typ    KeyType
+	lit    string
+	marker int // -1 for a literal
+}
+
+// shadowable is a reason given for a list write that a DELETE of the same batch may
+// shadow: the write's footprint (index into Verdict.fps) and column.
+type shadowable struct {
+	fp     int
+	col    string
+	role   ColumnRole
+	reason string
+}
+
+// footprintOf reads the footprint of an INSERT, UPDATE or DELETE; ok is false when
+// shadowing cannot be judged for it (its own USING TIMESTAMP, an IF, a restriction other
+// than an equality, INSERT JSON).
+func (c *classifier) footprintOf(t []cqltext.Token) (footprint, bool) {
+	var fp footprint
+	for i, tok := range t {
+		if tok.Is("if") && !(i > 0 && t[i-1].IsPunct(".")) {
+			return fp, false
+		}
+		if tok.Is("timestamp") && i > 0 && (t[i-1].Is("using") || t[i-1].Is("and")) {
+			return fp, false
+		}
+	}
+	switch {
+	case t[0].Is("insert") && cqltext.IndexKeyword(t, "json", 0) >= 0:
+		into := cqltext.IndexKeyword(t, "into", 0)
+		j := cqltext.IndexKeyword(t, "json", 0)
+		if into < 0 || j+1 >= len(t) || t[j+1].Kind != cqltext.String {
+			return fp, false
+		}
+		fp.ks, fp.table = cqltext.TableName(t, into+1)
+		var obj map[string]json.RawMessage
+		if json.Unmarshal([]byte(t[j+1].Text), &obj) != nil {
+			return fp, false
+		}
+		for k, raw := range obj {
+			col := strings.ToLower(k)
+			if len(k) >= 2 && k[0] == '"' && k[len(k)-1] == '"' {
+				col = strings.ReplaceAll(k[1:len(k)-1], `""`, `"`)
+			}
+			fp.key = append(fp.key, restriction{col: col, lit: jsonForm(raw, c.keyType(fp.ks, fp.table, col)), marker: -1})
+		}
+	case t[0].Is("insert"):
+		into := cqltext.IndexKeyword(t, "into", 0)
+		vals := cqltext.IndexKeyword(t, "values", 0)
+		if into < 0 || vals <= into+1 || vals+1 >= len(t) || !t[vals+1].IsPunct("(") {
+			return fp, false
+		}
+		fp.ks, fp.table = cqltext.TableName(t, into+1)
+		open := slices.IndexFunc(t[into+1:vals], func(x cqltext.Token) bool { return x.IsPunct("(") })
+		if open < 0 {
+			return fp, false
+		}
+		cols := cqltext.SplitTop(cqltext.InParens(t[into+1+open:]), ",")
+		values := cqltext.SplitTop(cqltext.InParens(t[vals+1:]), ",")
+		for i := range min(len(cols), len(values)) {
+			if len(cols[i]) != 1 {
+				continue
+			}
+			col := cqltext.IdentName(cols[i][0])
+			r, ok := c.restrictionOf(fp.ks, fp.table, col, values[i])
+			if !ok {
+				r = restriction{col: col, marker: -1} // a value not judged: equal to nothing
+			}
+			fp.key = append(fp.key, r)
+		}
+	case t[0].Is("update"):
+		fp.ks, fp.table = cqltext.TableName(t, 1)
+		if !c.whereOf(t, &fp, false) {
+			return fp, false
+		}
+	case t[0].Is("delete"):
+		from := cqltext.IndexKeyword(t, "from", 0)
+		if from < 0 {
+			return fp, false
+		}
+		fp.ks, fp.table = cqltext.TableName(t, from+1)
+		if !c.whereOf(t, &fp, true) {
+			return fp, false
+		}
+		sel := cqltext.SplitTop(t[1:from], ",")
+		fp.del = from == 1
+		for _, s := range sel {
+			if len(s) == 1 {
+				fp.cols = append(fp.cols, cqltext.IdentName(s[0]))
+				fp.del = true
+			}
+		}
+		fp.partition = len(fp.key) > 0
+		for _, r := range fp.key {
+			if c.role(fp.ks, fp.table, r.col) != RolePartitionKey {
+				fp.partition = false
+			}
+		}
+	default:
+		return fp, false
+	}
+	if fp.ks == "" {
+		fp.ks = c.ks
+	}
+	return fp, fp.table != "" && len(fp.key) > 0
+}
+
+// functionOwner maps the token positions of an INSERT's or UPDATE's values to the
+// column each writes ("" for a key column's value or the WHERE clause: the row itself),
+// when the statement has a footprint; nil otherwise.
+func (c *classifier) functionOwner(t []cqltext.Token) func(pos int) (string, bool) {
+	if c.fp < 0 || c.v.fps[c.fp].del {
+		return nil
+	}
+	fp := c.v.fps[c.fp]
+	type span struct {
+		from, to int
+		col      string
+	}
+	var spans []span
+	add := func(toks []cqltext.Token, col string) {
+		if len(toks) > 0 {
+			spans = append(spans, span{toks[0].Pos, toks[len(toks)-1].End, col})
+		}
+	}
+	isKey := func(col string) bool {
+		r := c.role(fp.ks, fp.table, col)
+		return r == RolePartitionKey || r == RoleClustering || r == RoleUnknown && slices.ContainsFunc(fp.key, func(x restriction) bool { return x.col == col })
+	}
+	switch {
+	case t[0].Is("update"):
+		set := cqltext.IndexKeyword(t, "set", 0)
+		if set < 0 {
+			return nil
+		}
+		where := cqltext.IndexKeyword(t, "where", set)
+		if where < 0 {
+			return nil
+		}
+		for _, a := range cqltext.SplitTop(t[set+1:where], ",") {
+			if len(a) > 0 {
+				add(a, cqltext.IdentName(a[0]))
+			}
+		}
+		add(t[where:], "")
+	case t[0].Is("insert"):
+		into := cqltext.IndexKeyword(t, "into", 0)
+		vals := cqltext.IndexKeyword(t, "values", 0)
+		if into < 0 || vals <= into+1 || vals+1 >= len(t) {
+			return nil // INSERT JSON: its calls are in the document's text, none
+		}
+		open := slices.IndexFunc(t[into+1:vals], func(x cqltext.Token) bool { return x.IsPunct("(") })
+		if open < 0 {
+			return nil
+		}
+		cols := cqltext.SplitTop(cqltext.InParens(t[into+1+open:]), ",")
+		values := cqltext.SplitTop(cqltext.InParens(t[vals+1:]), ",")
+		for i := range min(len(cols), len(values)) {
+			if len(cols[i]) != 1 {
+				continue
+			}
+			col := cqltext.IdentName(cols[i][0])
+			if isKey(col) {
+				col = ""
+			}
+			add(values[i], col)
+		}
+	default:
+		return nil
+	}
+	return func(pos int) (string, bool) {
+		for _, sp := range spans {
+			if pos >= sp.from && pos < sp.to {
+				return sp.col, true
+			}
+		}
+		return "", false
+	}
+}
+
+// whereOf reads WHERE a = x AND b = y … into fp.key; false for any other form. A value
+// it cannot judge (a call, a cast) is equal to nothing in a write; a DELETE with one
+// (del) has no footprint.
+func (c *classifier) whereOf(t []cqltext.Token, fp *footprint, del bool) bool {
+	where := cqltext.IndexKeyword(t, "where", 0)
+	if where < 0 {
+		return false
+	}
+	conj := cqltext.SplitTopFunc(t[where+1:], func(x cqltext.Token) bool { return x.Is("and") })
+	for _, e := range conj {
+		if len(e) < 3 || !e[1].IsPunct("=") || (e[0].Kind != cqltext.Ident && e[0].Kind != cqltext.QIdent) {
+			return false
+		}
+		col := cqltext.IdentName(e[0])
+		r, ok := c.restrictionOf(fp.ks, fp.table, col, e[2:])
+		if !ok {
+			if del {
+				return false // a DELETE must be known to hit the row
+			}
+			r = restriction{col: col, marker: -1} // a value not judged: equal to nothing
+		}
+		fp.key = append(fp.key, r)
+	}
+	return len(fp.key) > 0
+}
+
+// restrictionOf reads `col = value` where value is one bind marker or a literal with no
+// call in it (equal text, equal value).
+func (c *classifier) restrictionOf(ks, table, col string, val []cqltext.Token) (restriction, bool) {
+	typ := c.keyType(ks, table, col)
+	if len(val) == 1 && val[0].Kind == cqltext.Bind {
+		return restriction{col: col, typ: typ, marker: c.markers[val[0].Pos]}, true
+	}
+	if len(val) == 1 {
+		if f, ok := literalForm(val[0], typ); ok {
+			return restriction{col: col, typ: typ, lit: f, marker: -1}, true
+		}
+	}
+	var b strings.Builder
+	b.WriteString("cql:")
+	for _, tok := range val {
+		switch tok.Kind {
+		case cqltext.Bind, cqltext.QIdent:
+			return restriction{}, false
+		case cqltext.Punct:
+			if tok.Text == "(" {
+				return restriction{}, false // a call, a tuple or a cast: not judged
+			}
+		}
+		b.WriteByte(byte('0' + tok.Kind)) // 'x' and x differ
+		b.WriteString(tok.Text)
+		b.WriteByte(0)
+	}
+	return restriction{col: col, typ: typ, lit: b.String(), marker: -1}, len(val) > 0
+}
+
+// keyType asks a KeyTypeSchema the type of a column.
+func (c *classifier) keyType(ks, table, col string) KeyType {
+	ts, ok := c.schema.(KeyTypeSchema)
+	if !ok || table == "" {
+		return KeyOther
+	}
+	if ks == "" {
+		ks = c.ks
+	}
+	return ts.KeyType(ks, table, col)
+}
+
+// literalForm is the shared form of a one-token CQL literal for a column of type typ.
+func literalForm(tok cqltext.Token, typ KeyType) (string, bool) {
+	switch {
+	case typ == KeyText && tok.Kind == cqltext.String:
+		return "s:" + tok.Text, true
+	case typ == KeyInteger && tok.Kind == cqltext.Number:
+		if n, ok := new(big.Int).SetString(tok.Text, 10); ok {
+			return "i:" + n.String(), true
+		}
+	case typ == KeyDouble && tok.Kind == cqltext.Number && !strings.HasPrefix(strings.ToLower(tok.Text), "0x") &&
+		!strings.HasPrefix(strings.ToLower(tok.Text), "-0x"):
+		if f, err := strconv.ParseFloat(tok.Text, 64); err == nil {
+			return "f:" + strconv.FormatUint(math.Float64bits(f), 16), true
+		}
+	case typ == KeyFloat && tok.Kind == cqltext.Number && !strings.HasPrefix(strings.ToLower(tok.Text), "0x") &&
+		!strings.HasPrefix(strings.ToLower(tok.Text), "-0x"):
+		if f, err := strconv.ParseFloat(tok.Text, 32); err == nil {
+			return "f32:" + strconv.FormatUint(uint64(math.Float32bits(float32(f))), 16), true
+		}
+	case typ == KeyBoolean && (tok.Is("true") || tok.Is("false")):
+		return "b:" + tok.Lower, true
+	}
+	return "", false
+}
+
+// jsonForm is the shared form of an INSERT JSON document's value for a column of type
+// typ: a string for a text column, an integer for an integer column; else private.
+func jsonForm(raw json.RawMessage, typ KeyType) string {
+	switch typ {
+	case KeyText:
+		var str string
+		if json.Unmarshal(raw, &str) == nil {
+			return "s:" + str
+		}
+	case KeyInteger:
+		if n, ok := new(big.Int).SetString(string(raw), 10); ok {
+			return "i:" + n.String()
+		}
+	}
+	return "json:" + string(raw)
+}
+
+// boundForm is the shared form of a bound value for a column of type typ ("" when it
+// has none: a type the rule does not know, or a Go type whose marshalling may differ).
+func boundForm(v any, typ KeyType) string {
+	rv := reflect.ValueOf(v)
+	if v == nil || rv.Type().NumMethod() != 0 {
+		return ""
+	}
+	switch typ {
+	case KeyText:
+		if rv.Kind() == reflect.String {
+			return "s:" + rv.String()
+		}
+	case KeyInteger:
+		switch rv.Kind() {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			return "i:" + strconv.FormatInt(rv.Int(), 10)
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			return "i:" + strconv.FormatUint(rv.Uint(), 10)
+		}
+	case KeyDouble:
+		if rv.Kind() == reflect.Float64 {
+			return "f:" + strconv.FormatUint(math.Float64bits(rv.Float()), 16)
+		}
+	case KeyFloat:
+		if rv.Kind() == reflect.Float32 {
+			return "f32:" + strconv.FormatUint(uint64(math.Float32bits(float32(rv.Float()))), 16)
+		}
+	case KeyBoolean:
+		if rv.Kind() == reflect.Bool {
+			return "b:" + strconv.FormatBool(rv.Bool())
+		}
+	}
+	return ""
+}
+
+// role asks a RoleSchema where col sits.
+func (c *classifier) role(ks, table, col string) ColumnRole {
+	rs, ok := c.schema.(RoleSchema)
+	if !ok || table == "" {
+		return RoleUnknown
+	}
+	if ks == "" {
+		ks = c.ks
+	}
+	return rs.ColumnRole(ks, table, col)
+}
+
+// listReason marks the current statement not idempotent for a list write to col that a
+// DELETE of the same batch may shadow.
+func (c *classifier) listReason(ks, table, col, reason string) {
+	c.v.notIdempotent(reason)
+	if c.fp >= 0 {
+		c.v.shadow = append(c.v.shadow, shadowable{fp: c.fp, col: col, role: c.role(ks, table, col), reason: reason})
+	}
+}
+
+// deletes reports whether d, executed with dv, deletes column s of w's row (w executed
+// with wv) at the same timestamp.
+func (d footprint) deletes(dv []any, w footprint, wv []any, s shadowable, in ValueInspector) bool {
+	if !d.del || d.ks != w.ks || d.table != w.table {
+		return false
+	}
+	switch {
+	case s.col == "": // a write whose row is not known: only a partition delete hits it
+		if d.cols != nil || !d.partition {
+			return false
+		}
+	case d.cols != nil:
+		if !slices.Contains(d.cols, s.col) {
+			return false
+		}
+	case s.role == RoleRegular:
+	case s.role == RoleStatic && d.partition:
+	default:
+		return false
+	}
+	for _, r := range d.key {
+		i := slices.IndexFunc(w.key, func(x restriction) bool { return x.col == r.col })
+		if i < 0 || !sameValue(r, dv, w.key[i], wv, in) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameValue(a restriction, av []any, b restriction, bv []any, in ValueInspector) bool {
+	if a.marker >= 0 && b.marker >= 0 {
+		return a.marker < len(av) && b.marker < len(bv) && equalKeyValues(av[a.marker], bv[b.marker], in)
+	}
+	fa, fb := a.lit, b.lit
+	if a.marker >= 0 {
+		fa = boundAt(av, a, in)
+	}
+	if b.marker >= 0 {
+		fb = boundAt(bv, b, in)
+	}
+	return fa != "" && fa == fb
+}
+
+// boundAt is the shared form of the value bound to r's marker ("" for none).
+func boundAt(values []any, r restriction, in ValueInspector) string {
+	if r.marker >= len(values) || in == nil || values[r.marker] == nil || in.IsUnset(values[r.marker]) {
+		return ""
+	}
+	return boundForm(values[r.marker], r.typ)
+}
+
+// equalKeyValues: two bound values that surely marshal to the same bytes: the same
+// plain type (strings, integers, booleans, floats bit for bit, byte slices and arrays
+// such as UUIDs), equal. Structs, pointers and types with methods (their own
+// marshalling) are left out.
+func equalKeyValues(a, b any, in ValueInspector) bool {
+	if a == nil || b == nil || in == nil || in.IsUnset(a) || in.IsUnset(b) {
+		return false
+	}
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	if ta != tb {
+		return false
+	}
+	switch ta.Kind() {
+	case reflect.Array:
+		return ta.Elem().Kind() == reflect.Uint8 && reflect.ValueOf(a).Equal(reflect.ValueOf(b))
+	case reflect.Slice:
+		return ta.Elem().Kind() == reflect.Uint8 && ta.NumMethod() == 0 &&
+			reflect.ValueOf(a).Bytes() != nil && string(reflect.ValueOf(a).Bytes()) == string(reflect.ValueOf(b).Bytes())
+	case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return ta.NumMethod() == 0 && a == b
+	case reflect.Float32, reflect.Float64: // bit for bit: -0 is not +0 in CQL
+		return ta.NumMethod() == 0 && math.Float64bits(reflect.ValueOf(a).Float()) == math.Float64bits(reflect.ValueOf(b).Float())
+	}
+	return false
+}
+
+// unshadow drops the reasons of v (one text, values bound to its markers) that only
+// shadowed list writes gave: every statement that gave the reason writes a column a
+// DELETE of the same text deletes.
+func (v Verdict) unshadow(values []any, in ValueInspector) Verdict {
+	if v.Idempotent || len(v.shadow) == 0 || !v.deleter {
+		return v
+	}
+	return v.dropShadowed(func(s shadowable) bool {
+		for _, d := range v.fps {
+			if d.deletes(values, v.fps[s.fp], values, s, in) {
+				return true
+			}
+		}
+		return false
+	}, "")
+}
+
+// dropShadowed returns v without the reasons r (as prefix+r) for which every shadowable
+// record giving r is covered.
+func (v Verdict) dropShadowed(covered func(shadowable) bool, prefix string) Verdict {
+	var keep []string
+	dropped := false
+	for _, r := range v.Reasons {
+		drop := false
+		for _, s := range v.shadow {
+			if prefix+s.reason != r {
+				continue
+			}
+			if !covered(s) {
+				drop = false
+				break
+			}
+			drop = true
+		}
+		if drop {
+			dropped = true
+			continue
+		}
+		keep = append(keep, r)
+	}
+	if !dropped {
+		return v
+	}
+	v.Reasons = keep
+	v.Idempotent = len(keep) == 0
+	return v
+}

@@ -1,0 +1,224 @@
+package verdict_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/cqlsafe/cqlsafe/internal/core/verdict"
+)
+
+// roles is a schema that knows kinds and roles: t (k partition key, c clustering, l a
+// non-frozen list, s a static non-frozen list, v a scalar).
+type roles struct{ kinds }
+
+func (roles) ColumnRole(_, table, col string) verdict.ColumnRole {
+	if table == "d" && col == "k" {
+		return verdict.RolePartitionKey
+	}
+	if table != "t" && table != "d" {
+		return verdict.RoleUnknown
+	}
+	switch col {
+	case "k":
+		return verdict.RolePartitionKey
+	case "c":
+		return verdict.RoleClustering
+	case "s":
+		return verdict.RoleStatic
+	}
+	return verdict.RoleRegular
+}
+
+// KeyType: t.k text, t.c int, t.v date (an "other" type), d.k double.
+func (roles) KeyType(_, table, col string) verdict.KeyType {
+	switch table + "." + col {
+	case "t.k":
+		return verdict.KeyText
+	case "t.c":
+		return verdict.KeyInteger
+	case "d.k":
+		return verdict.KeyDouble
+	}
+	return verdict.KeyOther
+}
+
+// plainRoles knows kinds and roles, not key types.
+type plainRoles struct{ kinds }
+
+func (p plainRoles) ColumnRole(ks, table, col string) verdict.ColumnRole {
+	return roles{p.kinds}.ColumnRole(ks, table, col)
+}
+
+var shadowSchema = roles{kinds{"t.l": verdict.ColumnList, "t.s": verdict.ColumnList, "t.v": verdict.ColumnScalar,
+	"u.l": verdict.ColumnList, "d.l": verdict.ColumnList, "t.m": verdict.ColumnList}}
+
+// TestShadowedListWrite: a list write that a DELETE of the same batch deletes at the
+// batch's timestamp is repeatable; every condition of the rule, broken, makes it not.
+func TestShadowedListWrite(t *testing.T) {
+	b := func(stmts string) string { return "BEGIN UNLOGGED BATCH " + stmts + " APPLY BATCH" }
+	for _, tc := range []struct {
+		name   string
+		schema verdict.Schema
+		cql    string
+		values []any
+		want   bool
+	}{
+		{"row delete, append, literal keys", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c = 0; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 0"), nil, true},
+		{"row delete after the write", shadowSchema,
+			b("UPDATE t SET l = [1] + l WHERE k = 'a' AND c = 0; DELETE FROM t WHERE k = 'a' AND c = 0"), nil, true},
+		{"partition delete covers a row's list", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a'; UPDATE t SET l = l - [1] WHERE k = 'a' AND c = 3"), nil, true},
+		{"column delete", shadowSchema,
+			b("DELETE l FROM t WHERE k = 'a' AND c = 0; INSERT INTO t (k, c, l) VALUES ('a', 0, [1, 2])"), nil, true},
+		{"bound keys, equal", shadowSchema,
+			b("DELETE FROM t WHERE k = ? AND c = ?; UPDATE t SET l = l + ? WHERE k = ? AND c = ?"),
+			[]any{"a", 0, []int{1}, "a", 0}, true},
+		{"bound list value, covered", shadowSchema,
+			b("DELETE FROM t WHERE k = ? AND c = ?; UPDATE t SET l = ? WHERE k = ? AND c = ?"),
+			[]any{"a", 0, []int{1}, "a", 0}, true},
+		{"literal delete, bound write", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c = 0; UPDATE t SET l = l + ? WHERE k = ? AND c = ?"),
+			[]any{[]int{1}, "a", int64(0)}, true},
+		{"bound delete, literal insert", shadowSchema,
+			b("DELETE FROM t WHERE k = ? AND c = ?; INSERT INTO t (k, c, l) VALUES ('a', 00, [1])"),
+			[]any{"a", int16(0)}, true},
+		{"bound double key against its literal", shadowSchema,
+			b("DELETE FROM d WHERE k = 1.5; UPDATE d SET l = l + [1] WHERE k = ?"), []any{1.5}, true},
+		{"JSON insert under a literal delete", shadowSchema,
+			b(`DELETE FROM t WHERE k = 'a' AND c = 0; INSERT INTO t JSON '{"k": "a", "c": 0, "l": [1], "v": 2}'`), nil, true},
+		{"static list under a partition delete", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a'; UPDATE t SET s = s + [1] WHERE k = 'a'"), nil, true},
+
+		{"no delete", shadowSchema, b("UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 0; INSERT INTO t (k, c, v) VALUES ('a', 0, 1)"), nil, false},
+		{"another row", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c = 1; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 0"), nil, false},
+		{"another partition", shadowSchema,
+			b("DELETE FROM t WHERE k = 'b'; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 0"), nil, false},
+		{"another table", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c = 0; UPDATE u SET l = l + [1] WHERE k = 'a' AND c = 0"), nil, false},
+		{"bound keys differ", shadowSchema,
+			b("DELETE FROM t WHERE k = ? AND c = ?; UPDATE t SET l = l + ? WHERE k = ? AND c = ?"),
+			[]any{"a", 0, []int{1}, "a", 1}, false},
+		{"bound keys of different Go types", shadowSchema,
+			b("DELETE FROM t WHERE k = ? AND c = ?; UPDATE t SET l = l + ? WHERE k = ? AND c = ?"),
+			[]any{"a", int64(0), []int{1}, "a", 0}, false},
+		{"bound against literal, types known", shadowSchema,
+			b("DELETE FROM t WHERE k = ? AND c = 0; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 0"), []any{"a"}, true},
+		{"bound against literal, types unknown", plainRoles{shadowSchema.kinds},
+			b("DELETE FROM t WHERE k = ? AND c = 0; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 0"), []any{"a"}, false},
+		{"same literal, types unknown", plainRoles{shadowSchema.kinds},
+			b("DELETE FROM t WHERE k = 'a' AND c = 0; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 0"), nil, true},
+		{"literal of another kind", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c = 0; UPDATE t SET l = l + [1] WHERE k = a AND c = 0"), nil, false},
+		{"delete with its own timestamp", shadowSchema,
+			b("DELETE FROM t USING TIMESTAMP 5 WHERE k = 'a' AND c = 0; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 0"), nil, false},
+		{"write with its own timestamp", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c = 0; UPDATE t USING TIMESTAMP 9 SET l = l + [1] WHERE k = 'a' AND c = 0"), nil, false},
+		{"conditional delete", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c = 0 IF EXISTS; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 0"), nil, false},
+		{"range delete", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c >= 0; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 0"), nil, false},
+		{"IN delete", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c IN (0, 1); UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 0"), nil, false},
+		{"another column deleted", shadowSchema,
+			b("DELETE v FROM t WHERE k = 'a' AND c = 0; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 0"), nil, false},
+		{"element delete is not a column delete", shadowSchema,
+			b("DELETE l[0] FROM t WHERE k = 'a' AND c = 0; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 0"), nil, false},
+		{"static list under a row delete", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c = 0; UPDATE t SET s = s + [1], v = 1 WHERE k = 'a' AND c = 0"), nil, false},
+		{"row delete without roles", kinds{"t.l": verdict.ColumnList},
+			b("DELETE FROM t WHERE k = 'a' AND c = 0; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 0"), nil, false},
+		{"positional set stays", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c = 0; UPDATE t SET l[0] = 1 WHERE k = 'a' AND c = 0"), nil, false},
+		{"covered append beside an uncovered one with the same text", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c = 0; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 0; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 1"), nil, false},
+		{"covered bound list beside an uncovered one of the same column", shadowSchema,
+			b("DELETE FROM t WHERE k = ? AND c = ?; UPDATE t SET l = ? WHERE k = ? AND c = ?; UPDATE t SET l = ? WHERE k = ? AND c = ?"),
+			[]any{"a", 0, []int{1}, "a", 0, []int{1}, "a", 1}, false},
+		{"covered append beside an uncovered bound list", shadowSchema,
+			b("DELETE l FROM t WHERE k = ? AND c = ?; UPDATE t SET l = l + [1], s = ? WHERE k = ? AND c = ?"),
+			[]any{"a", 0, []int{1}, "a", 0}, false},
+		{"bound key of a type the rule does not know", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c = 0 AND v = 1; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 0 AND v = ?"),
+			[]any{1}, false},
+		{"bound string for an integer key", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c = 0; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = ?"), []any{"0"}, false},
+		{"-0.0 is not 0.0", shadowSchema,
+			b("DELETE FROM d WHERE k = -0.0; UPDATE d SET l = l + [1] WHERE k = ?"), []any{0.0}, false},
+		{"bound -0.0 is not bound 0.0", shadowSchema,
+			b("DELETE FROM d WHERE k = ?; UPDATE d SET l = l + [1] WHERE k = ?"), []any{math.Copysign(0, -1), 0.0}, false},
+		{"JSON insert of another key", shadowSchema,
+			b(`DELETE FROM t WHERE k = 'a' AND c = 0; INSERT INTO t JSON '{"k": "b", "c": 0, "l": [1]}'`), nil, false},
+		{"JSON insert of two lists, one deleted", shadowSchema,
+			b(`DELETE l FROM t WHERE k = 'a' AND c = 0; INSERT INTO t JSON '{"k": "a", "c": 0, "l": [1], "m": [2]}'`), nil, false},
+		{"JSON string for an integer key", shadowSchema,
+			b(`DELETE FROM t WHERE k = 'a' AND c = 0; INSERT INTO t JSON '{"k": "a", "c": "0", "l": [1]}'`), nil, false},
+		{"now() in a value under a row delete", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c = 0; UPDATE t SET v = now(), l = [uuid()] WHERE k = 'a' AND c = 0"), nil, true},
+		{"now() as the clustering key under a partition delete", shadowSchema,
+			b("DELETE FROM t WHERE k = ?; INSERT INTO t (k, c, v) VALUES (?, now(), 1)"), []any{"a", "a"}, true},
+		{"now() as the clustering key under a row delete", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c = 0; INSERT INTO t (k, c, v) VALUES ('a', now(), 1)"), nil, false},
+		{"now() in WHERE under a row delete", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c = 0; UPDATE t SET v = 1 WHERE k = 'a' AND c = now()"), nil, false},
+		{"now() as the partition key", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a'; INSERT INTO t (k, c, v) VALUES (now(), 0, 1)"), nil, false},
+		{"now() in a value of a column not deleted", shadowSchema,
+			b("DELETE l FROM t WHERE k = 'a' AND c = 0; UPDATE t SET v = now(), l = [1] WHERE k = 'a' AND c = 0"), nil, false},
+		{"now() keying the DELETE itself", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c = now(); UPDATE t SET l = [1] WHERE k = 'a' AND c = 0"), nil, false},
+		{"now() in a delete's element", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c = 0; DELETE m[now()] FROM t WHERE k = 'a' AND c = 0"), nil, false},
+		{"counter stays", roles{kinds{"t.v": verdict.ColumnCounter}},
+			b("DELETE FROM t WHERE k = 'a' AND c = 0; UPDATE t SET v = v + 1 WHERE k = 'a' AND c = 0"), nil, false},
+		{"a function in the key", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c = 0; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = blobAsInt(0x00)"), nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := verdict.ClassifyWithSchema(tc.cql, tc.schema).ForValues(tc.values, inspector{})
+			if v.Idempotent != tc.want {
+				t.Errorf("%s\nidempotent = %v, want %v (reasons %q)", tc.cql, v.Idempotent, tc.want, v.Reasons)
+			}
+		})
+	}
+}
+
+// TestShadowedListWriteProtocolBatch: the same rule across the entries of a protocol
+// batch, each with its own values.
+func TestShadowedListWriteProtocolBatch(t *testing.T) {
+	del := verdict.ClassifyWithSchema("DELETE FROM t WHERE k = ? AND c = ?", shadowSchema)
+	app := verdict.ClassifyWithSchema("UPDATE t SET l = l + ? WHERE k = ? AND c = ?", shadowSchema)
+	set := verdict.ClassifyWithSchema("UPDATE t SET l = ?, v = ? WHERE k = ? AND c = ?", shadowSchema)
+	for _, tc := range []struct {
+		name    string
+		entries []verdict.Verdict
+		values  [][]any
+		want    bool
+	}{
+		{"append under a row delete", []verdict.Verdict{del, app}, [][]any{{"a", 1}, {[]int{1}, "a", 1}}, true},
+		{"bound list under a row delete", []verdict.Verdict{set, del}, [][]any{{[]int{1}, 2, "a", 1}, {"a", 1}}, true},
+		{"another row", []verdict.Verdict{del, app}, [][]any{{"a", 2}, {[]int{1}, "a", 1}}, false},
+		{"no values", []verdict.Verdict{del, app}, nil, false},
+		{"no delete", []verdict.Verdict{app, app}, [][]any{{[]int{1}, "a", 1}, {[]int{1}, "a", 1}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			entries := make([]verdict.Verdict, len(tc.entries))
+			for i, e := range tc.entries {
+				var vals []any
+				if tc.values != nil {
+					vals = tc.values[i]
+				}
+				entries[i] = e.ForValues(vals, inspector{})
+			}
+			var values func(int) []any
+			if tc.values != nil {
+				values = func(i int) []any { return tc.values[i] }
+			}
+			v := verdict.Batch(entries, values, inspector{}, false, false)
+			if v.Idempotent != tc.want {
+				t.Errorf("idempotent = %v, want %v (reasons %q)", v.Idempotent, tc.want, v.Reasons)
+			}
+		})
+	}
+}
