@@ -93,6 +93,8 @@ func (x sessionSchema) KeyType(keyspace, table, column string) KeyType {
 		return KeyFloat
 	case gocql.TypeBoolean:
 		return KeyBoolean
+	case gocql.TypeUUID, gocql.TypeTimeUUID:
+		return KeyUUID
 	}
 	return KeyOther
 }

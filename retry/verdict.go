@@ -64,6 +64,7 @@ const (
 	KeyDouble  = verdict.KeyDouble
 	KeyFloat   = verdict.KeyFloat
 	KeyBoolean = verdict.KeyBoolean
+	KeyUUID    = verdict.KeyUUID
 )
 
 // KeyTypeSchema is the optional part of a Schema that answers key types.

@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"math"
 	"math/big"
@@ -65,6 +66,7 @@ const (
 	KeyDouble          // double
 	KeyFloat           // float
 	KeyBoolean         // boolean
+	KeyUUID            // uuid, timeuuid
 )
 
 // KeyTypeSchema is implemented by schemas that know column types. With it, a key given
@@ -279,7 +281,11 @@ func (c *classifier) whereOf(t []cqltext.Token, fp *footprint, del bool) bool {
 	}
 	conj := cqltext.SplitTopFunc(t[where+1:], func(x cqltext.Token) bool { return x.Is("and") })
 	for _, e := range conj {
-		if len(e) < 3 || !e[1].IsPunct("=") || (e[0].Kind != cqltext.Ident && e[0].Kind != cqltext.QIdent) {
+		if len(e) < 3 || (e[0].Kind != cqltext.Ident && e[0].Kind != cqltext.QIdent) {
+			return false
+		}
+		// A DELETE's inclusive range (c >= v, c <= v) is met by a write whose value is v.
+		if !e[1].IsPunct("=") && !(del && (e[1].IsPunct(">=") || e[1].IsPunct("<="))) {
 			return false
 		}
 		col := cqltext.IdentName(e[0])
@@ -299,11 +305,29 @@ func (c *classifier) whereOf(t []cqltext.Token, fp *footprint, del bool) bool {
 // call in it (equal text, equal value).
 func (c *classifier) restrictionOf(ks, table, col string, val []cqltext.Token) (restriction, bool) {
 	typ := c.keyType(ks, table, col)
+	if hinted := stripTypeHints(val); len(hinted) < len(val) {
+		// (type) value: the hint decides how the value is read; only a hint of the
+		// column's own kind of type keeps the forms comparable (not integers: int and
+		// bigint read the same digits into different bytes).
+		if hintType(val[1]) != typ || typ == KeyInteger || typ == KeyOther || len(val) != len(hinted)+3 {
+			return restriction{}, false
+		}
+		val = hinted
+	}
 	if len(val) == 1 && val[0].Kind == cqltext.Bind {
 		return restriction{col: col, typ: typ, marker: c.markers[val[0].Pos]}, true
 	}
 	if len(val) == 1 {
 		if f, ok := literalForm(val[0], typ); ok {
+			return restriction{col: col, typ: typ, lit: f, marker: -1}, true
+		}
+	}
+	if typ == KeyUUID {
+		var b strings.Builder
+		for _, tok := range val {
+			b.WriteString(tok.Text)
+		}
+		if f := uuidForm(b.String()); f != "" {
 			return restriction{col: col, typ: typ, lit: f, marker: -1}, true
 		}
 	}
@@ -323,6 +347,23 @@ func (c *classifier) restrictionOf(ks, table, col string, val []cqltext.Token) (
 		b.WriteByte(0)
 	}
 	return restriction{col: col, typ: typ, lit: b.String(), marker: -1}, len(val) > 0
+}
+
+// hintType is the KeyType of a type hint's name.
+func hintType(t cqltext.Token) KeyType {
+	switch t.Lower {
+	case "text", "varchar", "ascii":
+		return KeyText
+	case "double":
+		return KeyDouble
+	case "float":
+		return KeyFloat
+	case "boolean":
+		return KeyBoolean
+	case "uuid", "timeuuid":
+		return KeyUUID
+	}
+	return KeyOther
 }
 
 // keyType asks a KeyTypeSchema the type of a column.
@@ -375,18 +416,47 @@ func jsonForm(raw json.RawMessage, typ KeyType) string {
 		if n, ok := new(big.Int).SetString(string(raw), 10); ok {
 			return "i:" + n.String()
 		}
+	case KeyUUID:
+		var str string
+		if json.Unmarshal(raw, &str) == nil {
+			if f := uuidForm(str); f != "" {
+				return f
+			}
+		}
 	}
 	return "json:" + string(raw)
 }
 
+// uuidForm is the shared form of a UUID's text (8-4-4-4-12 hex digits), "" for any
+// other text.
+func uuidForm(s string) string {
+	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+		return ""
+	}
+	h := strings.ToLower(strings.ReplaceAll(s, "-", ""))
+	if len(h) != 32 || strings.Trim(h, "0123456789abcdef") != "" {
+		return ""
+	}
+	return "u:" + h
+}
+
 // boundForm is the shared form of a bound value for a column of type typ ("" when it
-// has none: a type the rule does not know, or a Go type whose marshalling may differ).
+// has none: a type the rule does not know, or a value that marshals itself).
 func boundForm(v any, typ KeyType) string {
 	rv := reflect.ValueOf(v)
-	if v == nil || rv.Type().NumMethod() != 0 {
+	if v == nil {
+		return ""
+	}
+	if _, own := rv.Type().MethodByName("MarshalCQL"); own {
 		return ""
 	}
 	switch typ {
+	case KeyUUID:
+		if rv.Kind() == reflect.Array && rv.Len() == 16 && rv.Type().Elem().Kind() == reflect.Uint8 {
+			b := make([]byte, 16)
+			reflect.Copy(reflect.ValueOf(b), rv)
+			return "u:" + hex.EncodeToString(b)
+		}
 	case KeyText:
 		if rv.Kind() == reflect.String {
 			return "s:" + rv.String()

@@ -12,10 +12,10 @@ import (
 type roles struct{ kinds }
 
 func (roles) ColumnRole(_, table, col string) verdict.ColumnRole {
-	if table == "d" && col == "k" {
+	if (table == "d" || table == "w") && col == "k" {
 		return verdict.RolePartitionKey
 	}
-	if table != "t" && table != "d" {
+	if table != "t" && table != "d" && table != "w" {
 		return verdict.RoleUnknown
 	}
 	switch col {
@@ -38,9 +38,16 @@ func (roles) KeyType(_, table, col string) verdict.KeyType {
 		return verdict.KeyInteger
 	case "d.k":
 		return verdict.KeyDouble
+	case "w.k":
+		return verdict.KeyUUID
 	}
 	return verdict.KeyOther
 }
+
+// ownString marshals itself: its bytes need not be the text's.
+type ownString string
+
+func (o ownString) MarshalCQL(any) ([]byte, error) { return []byte("x" + o), nil }
 
 // plainRoles knows kinds and roles, not key types.
 type plainRoles struct{ kinds }
@@ -50,7 +57,7 @@ func (p plainRoles) ColumnRole(ks, table, col string) verdict.ColumnRole {
 }
 
 var shadowSchema = roles{kinds{"t.l": verdict.ColumnList, "t.s": verdict.ColumnList, "t.v": verdict.ColumnScalar,
-	"u.l": verdict.ColumnList, "d.l": verdict.ColumnList, "t.m": verdict.ColumnList}}
+	"u.l": verdict.ColumnList, "d.l": verdict.ColumnList, "t.m": verdict.ColumnList, "w.l": verdict.ColumnList}}
 
 // TestShadowedListWrite: a list write that a DELETE of the same batch deletes at the
 // batch's timestamp is repeatable; every condition of the rule, broken, makes it not.
@@ -85,6 +92,16 @@ func TestShadowedListWrite(t *testing.T) {
 			[]any{"a", int16(0)}, true},
 		{"bound double key against its literal", shadowSchema,
 			b("DELETE FROM d WHERE k = 1.5; UPDATE d SET l = l + [1] WHERE k = ?"), []any{1.5}, true},
+		{"uuid literal against a bound UUID", shadowSchema,
+			b("DELETE FROM w WHERE k = 0F98C01C-a87f-4a94-95c2-e153d90de6fe; UPDATE w SET l = l + [1] WHERE k = ?"),
+			[]any{[16]byte{0x0f, 0x98, 0xc0, 0x1c, 0xa8, 0x7f, 0x4a, 0x94, 0x95, 0xc2, 0xe1, 0x53, 0xd9, 0x0d, 0xe6, 0xfe}}, true},
+		{"JSON uuid against a literal", shadowSchema,
+			b(`DELETE FROM w WHERE k = 0f98c01c-a87f-4a94-95c2-e153d90de6fe; INSERT INTO w JSON '{"k": "0f98c01c-a87f-4a94-95c2-e153d90de6fe", "l": [1]}'`), nil, true},
+		{"inclusive range delete met by the write's value", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c >= 3; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 3"), nil, true},
+		{"type hint of the column's type", shadowSchema,
+			b("DELETE FROM w WHERE k = ?; UPDATE w SET l = l + [1] WHERE k = (timeuuid) ?"),
+			[]any{[16]byte{1}, [16]byte{1}}, true},
 		{"JSON insert under a literal delete", shadowSchema,
 			b(`DELETE FROM t WHERE k = 'a' AND c = 0; INSERT INTO t JSON '{"k": "a", "c": 0, "l": [1], "v": 2}'`), nil, true},
 		{"static list under a partition delete", shadowSchema,
@@ -117,8 +134,16 @@ func TestShadowedListWrite(t *testing.T) {
 			b("DELETE FROM t WHERE k = 'a' AND c = 0; UPDATE t USING TIMESTAMP 9 SET l = l + [1] WHERE k = 'a' AND c = 0"), nil, false},
 		{"conditional delete", shadowSchema,
 			b("DELETE FROM t WHERE k = 'a' AND c = 0 IF EXISTS; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 0"), nil, false},
-		{"range delete", shadowSchema,
-			b("DELETE FROM t WHERE k = 'a' AND c >= 0; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 0"), nil, false},
+		{"exclusive range delete", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c > 0; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 0"), nil, false},
+		{"inclusive range delete, another value", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c >= 3; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 4"), nil, false},
+		{"two-sided range delete", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c >= 3 AND c <= 5; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 3"), nil, false},
+		{"integer type hint", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c = 0; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = (bigint) ?"), []any{0}, false},
+		{"type hint of another type", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c = 0; UPDATE t SET l = l + [1] WHERE k = (blob) ? AND c = 0"), []any{"a"}, false},
 		{"IN delete", shadowSchema,
 			b("DELETE FROM t WHERE k = 'a' AND c IN (0, 1); UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 0"), nil, false},
 		{"another column deleted", shadowSchema,
@@ -148,6 +173,11 @@ func TestShadowedListWrite(t *testing.T) {
 			b("DELETE FROM d WHERE k = -0.0; UPDATE d SET l = l + [1] WHERE k = ?"), []any{0.0}, false},
 		{"bound -0.0 is not bound 0.0", shadowSchema,
 			b("DELETE FROM d WHERE k = ?; UPDATE d SET l = l + [1] WHERE k = ?"), []any{math.Copysign(0, -1), 0.0}, false},
+		{"another uuid", shadowSchema,
+			b("DELETE FROM w WHERE k = 0f98c01c-a87f-4a94-95c2-e153d90de6ff; UPDATE w SET l = l + [1] WHERE k = ?"),
+			[]any{[16]byte{0x0f, 0x98, 0xc0, 0x1c, 0xa8, 0x7f, 0x4a, 0x94, 0x95, 0xc2, 0xe1, 0x53, 0xd9, 0x0d, 0xe6, 0xfe}}, false},
+		{"a value that marshals itself", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c = 0; UPDATE t SET l = l + [1] WHERE k = ? AND c = 0"), []any{ownString("a")}, false},
 		{"JSON insert of another key", shadowSchema,
 			b(`DELETE FROM t WHERE k = 'a' AND c = 0; INSERT INTO t JSON '{"k": "b", "c": 0, "l": [1]}'`), nil, false},
 		{"JSON insert of two lists, one deleted", shadowSchema,
