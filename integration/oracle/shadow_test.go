@@ -1,0 +1,199 @@
+package oracle
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cqlsafe/cqlsafe/retry"
+	"github.com/gocql/gocql"
+)
+
+// TestShadowedBatchShapes: the regression cases of the shapes the verdict accepts
+// because a DELETE of the same batch shadows a list write (internal/core/verdict
+// shadow.go). For each shape the library must judge the batch repeatable, and Cassandra
+// must agree: executed once, and executed twice around another writer's append at a
+// lower timestamp, as one BEGIN BATCH text and as a protocol batch, the partition reads
+// the same (values, WRITETIME, TTL).
+func TestShadowedBatchShapes(t *testing.T) {
+	s, ks := node.Keyspace(t)
+	ctx := context.Background()
+	ddl := map[string]string{
+		"sh":  "(k text, c int, l list<int>, s list<int> static, v int, m map<int, int>, tu timeuuid, PRIMARY KEY (k, c))",
+		"shu": "(k uuid PRIMARY KEY, l list<int>, v int)",
+		"sht": "(k text, c timeuuid, l list<int>, v int, PRIMARY KEY (k, c))",
+	}
+	for name, cols := range ddl {
+		for _, side := range []string{"_a", "_b"} {
+			if err := s.Query("CREATE TABLE " + name + side + " " + cols).WithContext(ctx).Exec(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := s.AwaitSchemaAgreement(ctx); err != nil {
+		t.Fatal(err)
+	}
+	u := gocql.TimeUUID()
+	type entry struct {
+		cql    string
+		values []any
+	}
+	for _, tc := range []struct {
+		name    string
+		table   string
+		entries []entry
+	}{
+		// A "control:" case is not shadowed: judged not repeatable, and Cassandra must
+		// tell once from twice (else this test could not see a repeat).
+		{"control: the DELETE hits another row", "sh", []entry{
+			{"DELETE FROM %s WHERE k = 'a' AND c = 3", nil},
+			{"UPDATE %s SET l = l + [1, 2] WHERE k = 'a' AND c = 0", nil}}},
+		{"row delete, append (literal keys)", "sh", []entry{
+			{"DELETE FROM %s WHERE k = 'a' AND c = 0", nil},
+			{"UPDATE %s SET l = l + [1, 2] WHERE k = 'a' AND c = 0", nil}}},
+		{"prepend, then row delete (bound keys)", "sh", []entry{
+			{"UPDATE %s SET l = ? + l WHERE k = ? AND c = ?", []any{[]int{3}, "a", 0}},
+			{"DELETE FROM %s WHERE k = ? AND c = ?", []any{"a", 0}}}},
+		{"partition delete, removal and static append", "sh", []entry{
+			{"DELETE FROM %s WHERE k = 'a'", nil},
+			{"UPDATE %s SET l = l - [7], s = s + [4] WHERE k = 'a' AND c = 3", nil}}},
+		{"column delete, insert of a list (literal delete, bound insert)", "sh", []entry{
+			{"DELETE l FROM %s WHERE k = 'a' AND c = 0", nil},
+			{"INSERT INTO %s (k, c, l) VALUES (?, ?, ?)", []any{"a", 0, []int{5, 6}}}}},
+		{"bound list assignment under a row delete", "sh", []entry{
+			{"DELETE FROM %s WHERE k = ? AND c = ?", []any{"a", 0}},
+			{"UPDATE %s SET l = ?, v = 2 WHERE k = 'a' AND c = 0", []any{[]int{1}}}}},
+		{"JSON insert under a row delete", "sh", []entry{
+			{"DELETE FROM %s WHERE k = 'a' AND c = 0", nil},
+			{`INSERT INTO %s JSON '{"k": "a", "c": 0, "l": [1, 2], "v": 3}'`, nil}}},
+		{"inclusive range delete met by the write's key", "sh", []entry{
+			{"DELETE FROM %s WHERE k = 'a' AND c >= 3", nil},
+			{"UPDATE %s SET l = l + [1] WHERE k = 'a' AND c = 3", nil}}},
+		{"server functions in values under a row delete", "sh", []entry{
+			{"DELETE FROM %s WHERE k = 'a' AND c = 0", nil},
+			{"UPDATE %s SET tu = now(), l = [1] WHERE k = 'a' AND c = 0", nil}}},
+		{"uuid key, literal against bound", "shu", []entry{
+			{"DELETE FROM %s WHERE k = " + u.String(), nil},
+			{"UPDATE %s SET l = l + [1] WHERE k = ?", []any{u}}}},
+		{"now() clustering key under a partition delete", "sht", []entry{
+			{"DELETE FROM %s WHERE k = ?", []any{"a"}},
+			{"INSERT INTO %s (k, c, l, v) VALUES ('a', now(), [1], 1)", nil}}},
+	} {
+		control := strings.HasPrefix(tc.name, "control:")
+		t.Run(tc.name, func(t *testing.T) {
+			for _, protocol := range []bool{false, true} {
+				ts := time.Now().UnixMicro()
+				var holds [2]string
+				for i, side := range []string{"_a", "_b"} {
+					table := tc.table + side
+					var stmts []string
+					var values []any
+					b := s.NewBatch(gocql.UnloggedBatch).WithContext(ctx)
+					for _, e := range tc.entries {
+						q := fmt.Sprintf(e.cql, table)
+						stmts = append(stmts, q)
+						values = append(values, e.values...)
+						b.Query(q, e.values...)
+					}
+					text := "BEGIN UNLOGGED BATCH " + strings.Join(stmts, "; ") + " APPLY BATCH"
+					if v := retry.NewPolicy(retry.WithSchema(retry.SessionSchema(s))).Repeatable(ks, text, values); v.Idempotent == control {
+						t.Fatalf("judged repeatable %v: %s %v: %v", v.Idempotent, text, values, v.Reasons)
+					}
+					exec := func() {
+						var err error
+						if protocol {
+							b.WithTimestamp(ts)
+							err = s.ExecuteBatch(b)
+						} else {
+							err = s.Query(text, values...).WithContext(ctx).WithTimestamp(ts).Exec()
+						}
+						if err != nil {
+							t.Fatalf("%s: %v", text, err)
+						}
+					}
+					key := "'a'"
+					if tc.table == "shu" {
+						key = u.String()
+					}
+					setup := map[string]string{
+						"sh":  "INSERT INTO %s (k, c, l, s, v, m) VALUES ('a', %d, [7, 8], [5], 1, {1: 1})",
+						"shu": "INSERT INTO %s (k, l, v) VALUES (" + key + ", [7, 8], 1)",
+						"sht": "INSERT INTO %s (k, c, l, v) VALUES ('a', " + u.String() + ", [7, 8], 1)",
+					}[tc.table]
+					for _, c := range []int{0, 3} {
+						q := fmt.Sprintf(setup, table, c)
+						if tc.table != "sh" {
+							q = fmt.Sprintf(setup, table)
+						}
+						if err := s.Query(q).WithContext(ctx).WithTimestamp(ts - 50).Exec(); err != nil {
+							t.Fatal(err)
+						}
+					}
+					// The other writer: an append at a lower timestamp, after the first run.
+					other := "UPDATE " + table + " SET l = l + [9] WHERE k = " + key
+					if tc.table == "sh" {
+						other += " AND c IN (0, 3)"
+					} else if tc.table == "sht" {
+						other += " AND c = " + u.String()
+					}
+					exec()
+					if err := s.Query(other).WithContext(ctx).WithTimestamp(ts - 40).Exec(); err != nil {
+						t.Fatal(err)
+					}
+					if i == 1 {
+						exec()
+					}
+					holds[i] = readPartition(t, s, table, key)
+				}
+				if control && holds[0] == holds[1] {
+					t.Errorf("control, protocol batch %v: once and twice are the same, the test cannot see a repeat\n%s", protocol, holds[0])
+				}
+				if !control && holds[0] != holds[1] {
+					t.Errorf("protocol batch %v: once and twice differ\nonce:  %s\ntwice: %s", protocol, holds[0], holds[1])
+				}
+				for _, side := range []string{"_a", "_b"} {
+					if err := s.Query("TRUNCATE " + tc.table + side).WithContext(ctx).Exec(); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// readPartition is what Cassandra holds in partition key of table: every row as JSON,
+// and v's WRITETIME and TTL.
+func readPartition(t *testing.T, s *gocql.Session, table, key string) string {
+	t.Helper()
+	iter := s.Query("SELECT JSON * FROM " + table + " WHERE k = " + key).Iter()
+	var rows []string
+	var row string
+	for iter.Scan(&row) {
+		rows = append(rows, row)
+	}
+	if err := iter.Close(); err != nil {
+		t.Fatal(err)
+	}
+	meta := s.Query("SELECT WRITETIME(v), TTL(v) FROM " + table + " WHERE k = " + key).Iter()
+	var wt, ttl *int64
+	for meta.Scan(&wt, &ttl) {
+		rows = append(rows, fmt.Sprint(derefInt(wt), derefInt(ttl)))
+	}
+	if err := meta.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if reflect.DeepEqual(rows, []string(nil)) {
+		return "(empty)"
+	}
+	return strings.Join(rows, "\n")
+}
+
+func derefInt(p *int64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
