@@ -27,7 +27,7 @@ func Batch(entries []Verdict, values func(i int) []any, in ValueInspector, count
 			ev = ev.dropShadowed(func(s shadowable) bool {
 				for j, ej := range entries {
 					for _, d := range ej.fps {
-						if d.deletes(valuesOf(j), ev.fps[s.fp], valuesOf(i), s, in) {
+						if s.fp >= 0 && d.deletes(valuesOf(j), ev.fps[s.fp], valuesOf(i), s, in) {
 							return true
 						}
 					}

@@ -250,10 +250,7 @@ func (c *classifier) insertJSON(ks, table string, doc cqltext.Token) {
 		c.v.consulted = append(c.v.consulted, ks)
 		if ls, ok := c.schema.(ListColumner); ok {
 			if cols, ok := ls.ListColumns(ks, table); ok {
-				if len(cols) == 0 {
-					return // no non-frozen list: every document is repeatable
-				}
-				listCols = cols
+				listCols = cols // empty: no list, only a "now" can make a document not repeatable
 			}
 		}
 		if listCols == nil {

@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"math"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cqlsafe/cqlsafe/internal/core/cqltext"
 )
@@ -87,8 +89,10 @@ type footprint struct {
 
 // restriction is `col = value`: a literal or the bind marker at index marker. lit is
 // the literal's value in a form two sources share only where the column's type makes
-// them mean the same: "s:text", "i:integer", "f:bits", "b:bool" (see keyForm), else a
-// form private to the source ("cql:" tokens, "json:" raw).
+// them mean the same: "s:text", "i:integer", "f:bits" (double), "b:bool", "u:uuid",
+// else a form private to the source ("cql:" tokens, "json:" raw). A float key compares
+// bound to bound only: Java's and Go's rounding of a literal to 32 bits are not shown
+// to agree.
 type restriction struct {
 	col    string
 	typ    KeyType
@@ -130,11 +134,16 @@ func (c *classifier) footprintOf(t []cqltext.Token) (footprint, bool) {
 		if json.Unmarshal([]byte(t[j+1].Text), &obj) != nil {
 			return fp, false
 		}
+		seen := map[string]bool{}
 		for k, raw := range obj {
 			col := strings.ToLower(k)
 			if len(k) >= 2 && k[0] == '"' && k[len(k)-1] == '"' {
 				col = strings.ReplaceAll(k[1:len(k)-1], `""`, `"`)
 			}
+			if seen[col] {
+				return fp, false // "k" and "K": Cassandra keeps the last, Go's map either
+			}
+			seen[col] = true
 			fp.key = append(fp.key, restriction{col: col, lit: jsonForm(raw, c.keyType(fp.ks, fp.table, col)), marker: -1})
 		}
 	case t[0].Is("insert"):
@@ -381,7 +390,7 @@ func (c *classifier) keyType(ks, table, col string) KeyType {
 // literalForm is the shared form of a one-token CQL literal for a column of type typ.
 func literalForm(tok cqltext.Token, typ KeyType) (string, bool) {
 	switch {
-	case typ == KeyText && tok.Kind == cqltext.String:
+	case typ == KeyText && tok.Kind == cqltext.String && utf8.ValidString(tok.Text):
 		return "s:" + tok.Text, true
 	case typ == KeyInteger && tok.Kind == cqltext.Number:
 		if n, ok := new(big.Int).SetString(tok.Text, 10); ok {
@@ -391,11 +400,6 @@ func literalForm(tok cqltext.Token, typ KeyType) (string, bool) {
 		!strings.HasPrefix(strings.ToLower(tok.Text), "-0x"):
 		if f, err := strconv.ParseFloat(tok.Text, 64); err == nil {
 			return "f:" + strconv.FormatUint(math.Float64bits(f), 16), true
-		}
-	case typ == KeyFloat && tok.Kind == cqltext.Number && !strings.HasPrefix(strings.ToLower(tok.Text), "0x") &&
-		!strings.HasPrefix(strings.ToLower(tok.Text), "-0x"):
-		if f, err := strconv.ParseFloat(tok.Text, 32); err == nil {
-			return "f32:" + strconv.FormatUint(uint64(math.Float32bits(float32(f))), 16), true
 		}
 	case typ == KeyBoolean && (tok.Is("true") || tok.Is("false")):
 		return "b:" + tok.Lower, true
@@ -408,8 +412,10 @@ func literalForm(tok cqltext.Token, typ KeyType) (string, bool) {
 func jsonForm(raw json.RawMessage, typ KeyType) string {
 	switch typ {
 	case KeyText:
+		// Only plain text: an escape (a lone surrogate) or invalid UTF-8 decodes
+		// differently in Go and in Cassandra.
 		var str string
-		if json.Unmarshal(raw, &str) == nil {
+		if !bytes.Contains(raw, []byte(`\u`)) && utf8.Valid(raw) && json.Unmarshal(raw, &str) == nil {
 			return "s:" + str
 		}
 	case KeyInteger:
@@ -458,7 +464,7 @@ func boundForm(v any, typ KeyType) string {
 			return "u:" + hex.EncodeToString(b)
 		}
 	case KeyText:
-		if rv.Kind() == reflect.String {
+		if rv.Kind() == reflect.String && utf8.ValidString(rv.String()) {
 			return "s:" + rv.String()
 		}
 	case KeyInteger:
@@ -471,10 +477,6 @@ func boundForm(v any, typ KeyType) string {
 	case KeyDouble:
 		if rv.Kind() == reflect.Float64 {
 			return "f:" + strconv.FormatUint(math.Float64bits(rv.Float()), 16)
-		}
-	case KeyFloat:
-		if rv.Kind() == reflect.Float32 {
-			return "f32:" + strconv.FormatUint(uint64(math.Float32bits(float32(rv.Float()))), 16)
 		}
 	case KeyBoolean:
 		if rv.Kind() == reflect.Bool {
@@ -498,11 +500,18 @@ func (c *classifier) role(ks, table, col string) ColumnRole {
 
 // listReason marks the current statement not idempotent for a list write to col that a
 // DELETE of the same batch may shadow.
+//
+// Every occurrence gets a record, also in a statement without a footprint (fp -1, never
+// covered): reasons are kept by their text, and two statements can give the same text
+// (`list append "l = l + [1]"` in two rows); only a reason all of whose occurrences
+// are covered may go.
 func (c *classifier) listReason(ks, table, col, reason string) {
 	c.v.notIdempotent(reason)
+	rec := shadowable{fp: c.fp, col: col, reason: reason}
 	if c.fp >= 0 {
-		c.v.shadow = append(c.v.shadow, shadowable{fp: c.fp, col: col, role: c.role(ks, table, col), reason: reason})
+		rec.role = c.role(ks, table, col)
 	}
+	c.v.shadow = append(c.v.shadow, rec)
 }
 
 // deletes reports whether d, executed with dv, deletes column s of w's row (w executed
@@ -592,7 +601,7 @@ func (v Verdict) unshadow(values []any, in ValueInspector) Verdict {
 	}
 	return v.dropShadowed(func(s shadowable) bool {
 		for _, d := range v.fps {
-			if d.deletes(values, v.fps[s.fp], values, s, in) {
+			if s.fp >= 0 && d.deletes(values, v.fps[s.fp], values, s, in) {
 				return true
 			}
 		}

@@ -32,7 +32,7 @@ func (roles) ColumnRole(_, table, col string) verdict.ColumnRole {
 // KeyType: t.k text, t.c int, t.v date (an "other" type), d.k double.
 func (roles) KeyType(_, table, col string) verdict.KeyType {
 	switch table + "." + col {
-	case "t.k":
+	case "t.k", "t.x":
 		return verdict.KeyText
 	case "t.c":
 		return verdict.KeyInteger
@@ -200,6 +200,20 @@ func TestShadowedListWrite(t *testing.T) {
 			b("DELETE FROM t WHERE k = 'a' AND c = now(); UPDATE t SET l = [1] WHERE k = 'a' AND c = 0"), nil, false},
 		{"now() in a delete's element", shadowSchema,
 			b("DELETE FROM t WHERE k = 'a' AND c = 0; DELETE m[now()] FROM t WHERE k = 'a' AND c = 0"), nil, false},
+		// Found by review: a reason's text shared with a statement that has no footprint.
+		{"same append text in a statement with IN", shadowSchema,
+			b("UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 1; DELETE FROM t WHERE k = 'a' AND c = 1; UPDATE t SET l = l + [1] WHERE k = 'b' AND c IN (1)"), nil, false},
+		{"same append text in a statement with its own timestamp", shadowSchema,
+			b("UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 1; DELETE FROM t WHERE k = 'a' AND c = 1; UPDATE t USING TIMESTAMP 1000 SET l = l + [1] WHERE k = 'b' AND c = 1"), nil, false},
+		{"same bound list text in a statement with IN", shadowSchema,
+			b("UPDATE t SET l = ? WHERE k = 'a' AND c = 1; DELETE FROM t WHERE k = 'a' AND c = 1; UPDATE t SET l = ? WHERE k = 'b' AND c IN (1)"),
+			[]any{[]int{1}, []int{1}}, false},
+		{"same now() text in a statement with its own timestamp", shadowSchema,
+			b("UPDATE t SET v = now() WHERE k = 'a' AND c = 1; DELETE FROM t WHERE k = 'a' AND c = 1; INSERT INTO t (k, c, v) VALUES ('b', 1, now()) USING TIMESTAMP 1000"), nil, false},
+		{"JSON keys that fold to one column", shadowSchema,
+			b(`INSERT INTO t JSON '{"k": "a", "K": "b", "c": 1, "l": [1]}'; DELETE FROM t WHERE k = 'a' AND c = 1`), nil, false},
+		{"JSON key with an escape", shadowSchema,
+			b(`INSERT INTO t JSON '{"k": "\ud800", "c": 1, "l": [1]}'; DELETE FROM t WHERE k = '` + "\uFFFD" + `' AND c = 1`), nil, false},
 		{"counter stays", roles{kinds{"t.v": verdict.ColumnCounter}},
 			b("DELETE FROM t WHERE k = 'a' AND c = 0; UPDATE t SET v = v + 1 WHERE k = 'a' AND c = 0"), nil, false},
 		{"a function in the key", shadowSchema,
@@ -250,5 +264,29 @@ func TestShadowedListWriteProtocolBatch(t *testing.T) {
 				t.Errorf("idempotent = %v, want %v (reasons %q)", v.Idempotent, tc.want, v.Reasons)
 			}
 		})
+	}
+}
+
+// TestTimestampLiteralNow: 'now' is the server's clock to a timestamp column, in a
+// literal and in a JSON document (found by review: a repeat wrote a second row).
+func TestTimestampLiteralNow(t *testing.T) {
+	for _, tc := range []struct {
+		cql    string
+		values []any
+		want   bool
+	}{
+		{"INSERT INTO u (k, ts, v) VALUES (1, 'now', 1)", nil, false},
+		{"INSERT INTO u (k, ts, v) VALUES (1, ' NOW', 1)", nil, false},
+		{"UPDATE u SET l = ['now'] WHERE k = 1", nil, false},
+		{`INSERT INTO u JSON '{"k": 1, "ts": "now"}'`, nil, false},
+		{"INSERT INTO u JSON ?", []any{`{"k": 1, "ts": "\u006eow"}`}, false},
+		{"INSERT INTO t (k, c, x) VALUES ('a', 1, 'now')", nil, true}, // x is text
+		{"INSERT INTO u (k, ts, v) VALUES (1, 'nowhere', 1)", nil, true},
+		{"INSERT INTO u JSON ?", []any{`{"k": 1, "ts": "known"}`}, true},
+	} {
+		v := verdict.ClassifyWithSchema(tc.cql, shadowSchema).ForValues(tc.values, inspector{})
+		if v.Idempotent != tc.want {
+			t.Errorf("%s %v: idempotent %v, want %v (%q)", tc.cql, tc.values, v.Idempotent, tc.want, v.Reasons)
+		}
 	}
 }

@@ -46,6 +46,9 @@ func (v Verdict) ForValues(values []any, in ValueInspector) Verdict {
 			if !ok {
 				continue
 			}
+			if hasNowLiteral(doc) {
+				v = v.WithReason("INSERT JSON value holds the timestamp literal \"now\" (the server's clock when it runs)")
+			}
 			if col, bad := jsonListAssignment(doc, b.listCols, b.kind); bad {
 				v = v.WithReason("INSERT JSON value assigns a list to " + quoteName(col) + ", which is (or may be) a non-frozen list (a repeat appends another copy)")
 			}
@@ -64,9 +67,8 @@ func (v Verdict) withListReason(b bindCheck, r string) Verdict {
 	if !slices.Contains(v.Reasons, r) {
 		v = v.WithReason(r) // the same column bound twice: one reason, two records
 	}
-	if b.fp >= 0 {
-		v.shadow = append(slices.Clip(v.shadow), shadowable{fp: b.fp, col: b.column, role: b.role, reason: r})
-	}
+	// A record for every occurrence (fp -1: never covered), as listReason keeps.
+	v.shadow = append(slices.Clip(v.shadow), shadowable{fp: b.fp, col: b.column, role: b.role, reason: r})
 	return v
 }
 
@@ -161,6 +163,8 @@ func (v Verdict) ValueConditions() []string {
 	var out []string
 	for _, b := range v.binds {
 		switch {
+		case b.json && b.listCols != nil && len(b.listCols) == 0:
+			// A table without lists: only a "now" in the document, too rare to list.
 		case b.json:
 			out = append(out, fmt.Sprintf("bind marker %d: an INSERT JSON document with a non-empty array for a non-frozen list column is not repeatable", b.index+1))
 		case b.known:
