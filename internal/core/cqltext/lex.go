@@ -49,6 +49,9 @@ func (e *LexError) Error() string { return fmt.Sprintf("cql: offset %d: %s", e.P
 func Lex(s string) ([]Token, error) {
 	var toks []Token
 	i := 0
+	// braces: the depth of { } — inside a map or UDT literal, `:` after a key or field
+	// name separates it from its value ({'x':true} holds no marker :true).
+	braces := 0
 	// The previous iteration consumed exactly one token, white space or comment; a token
 	// without End yet ends here.
 	markEnd := func() {
@@ -96,7 +99,7 @@ func Lex(s string) ([]Token, error) {
 		case c == '?':
 			toks = append(toks, Token{Kind: Bind, Text: "?", Pos: i})
 			i++
-		case c == ':' && i+1 < len(s) && (isIdentStart(s[i+1]) || s[i+1] == '"'):
+		case c == ':' && i+1 < len(s) && (isIdentStart(s[i+1]) || s[i+1] == '"') && !(braces > 0 && endsValue(toks)):
 			j := i + 1
 			if s[j] == '"' {
 				_, n, ok := quoted(s[j:], '"')
@@ -135,6 +138,12 @@ func Lex(s string) ([]Token, error) {
 				}
 			}
 			if strings.IndexByte("(),;.=<>+-*/[]{}:", c) >= 0 {
+				switch c {
+				case '{':
+					braces++
+				case '}':
+					braces = max(0, braces-1)
+				}
 				toks = append(toks, Token{Kind: Punct, Text: string(c), Pos: i})
 				i++
 				continue
@@ -144,6 +153,22 @@ func Lex(s string) ([]Token, error) {
 	}
 	markEnd()
 	return toks, nil
+}
+
+// endsValue: the last token can end a map key or a UDT field name (a literal, a name, a
+// marker, a closing bracket), so a `:` after it is a separator, not a named marker.
+func endsValue(toks []Token) bool {
+	if len(toks) == 0 {
+		return false
+	}
+	t := toks[len(toks)-1]
+	switch t.Kind {
+	case String, Number, Ident, QIdent, Bind:
+		return true
+	case Punct:
+		return t.Text == ")" || t.Text == "]" || t.Text == "}"
+	}
+	return false
 }
 
 // quoted reads a q-quoted token at the start of s where a doubled q escapes q. It returns

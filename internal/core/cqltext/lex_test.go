@@ -68,3 +68,40 @@ func FuzzLex(f *testing.F) {
 		_ = Split(toks)
 	})
 }
+
+// TestLexColonInLiterals: inside a map or UDT literal a `:` after a key or field name is
+// a separator ({'x':true} holds no marker :true — found by review: every later marker
+// index was off by one); after {, a comma, a colon or an opening bracket it starts a
+// named marker.
+func TestLexColonInLiterals(t *testing.T) {
+	for _, tc := range []struct {
+		cql   string
+		binds []string
+	}{
+		{"UPDATE t SET m = {'x':true, 'y':now()} WHERE k = :k", []string{":k"}},
+		{"UPDATE t SET u = {f0:1, f1:v} WHERE k = ?", []string{"?"}},
+		{"UPDATE t SET m = {'x': :a, :b: 1, 'z':(:c, :d)} WHERE k = :k", []string{":a", ":b", ":c", ":d", ":k"}},
+		{"UPDATE t SET m = {:a:1} WHERE k = 1", []string{":a"}},
+		{"INSERT INTO t (k, v) VALUES (:k, :v)", []string{":k", ":v"}},
+	} {
+		toks, err := Lex(tc.cql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, tok := range toks {
+			if tok.Kind == Bind {
+				got = append(got, tok.Text)
+			}
+		}
+		if len(got) != len(tc.binds) {
+			t.Errorf("%s: markers %q, want %q", tc.cql, got, tc.binds)
+			continue
+		}
+		for i := range got {
+			if got[i] != tc.binds[i] {
+				t.Errorf("%s: markers %q, want %q", tc.cql, got, tc.binds)
+			}
+		}
+	}
+}

@@ -19,7 +19,13 @@ import (
 // currentTimestamp(), …, or a function Classify does not know), lightweight
 // transactions (IF …), COUNTER batches, TRUNCATE, and schema changes that fail when
 // repeated (CREATE without IF NOT EXISTS, ALTER … ADD). Reads are idempotent. A batch is
-// idempotent iff every statement in it is. Text that is not CQL is not idempotent.
+// idempotent iff every statement in it is — where a list write or a server function's
+// value that a DELETE of the same batch deletes at the batch's timestamp counts as
+// repeatable: the deletion shadows it on every run (same table, the DELETE's
+// restrictions met by the write's key with values known equal, no USING TIMESTAMP or IF
+// on either; with schema metadata that knows column roles and key types, such as
+// SessionSchema, whole-row deletes and literal-against-bound keys count too). Text that
+// is not CQL is not idempotent.
 // Classify never panics.
 func Classify(cql string) Verdict { return ClassifyWithSchema(cql, nil) }
 
@@ -314,6 +320,10 @@ func (c *classifier) functions(t []cqltext.Token, owner func(pos int) (col strin
 			c.v.notIdempotent(fmt.Sprintf("user-defined function %s.%s() may be non-deterministic", t[i-2].Text, t[i].Text))
 			continue
 		}
+		if name == "fromjson" && i+3 < len(t) && t[i+2].Kind == cqltext.Bind && t[i+3].IsPunct(")") {
+			// fromJson(?): the bound document may hold the timestamp literal "now".
+			c.v.binds = append(c.v.binds, bindCheck{index: c.markers[t[i+2].Pos], json: true, nowOnly: true, fp: -1})
+		}
 		switch {
 		case nonDeterministic[name]:
 			flag(i, fmt.Sprintf("server-side non-deterministic function %s() in a write", t[i].Text))
@@ -326,6 +336,11 @@ func (c *classifier) functions(t []cqltext.Token, owner func(pos int) (col strin
 
 // hasNowLiteral: s is 'now' (any case, spaces around), or a JSON document that holds
 // the string "now" (INSERT … JSON).
+//
+// Cassandra decodes JSON with Jackson, which reads a collection given as a string holding
+// JSON, map keys by the key type, and ignores text after the first value: "now" counts as
+// a value, a key, inside a string holding JSON, and in any text that looks like JSON but
+// does not decode in Go.
 func hasNowLiteral(s string) bool {
 	if strings.EqualFold(strings.TrimSpace(s), "now") {
 		return true
@@ -335,21 +350,38 @@ func hasNowLiteral(s string) bool {
 	}
 	var doc any
 	if json.Unmarshal([]byte(s), &doc) != nil {
-		return false
+		t := strings.TrimSpace(s)
+		looksJSON := t != "" && strings.IndexByte(`{["`, t[0]) >= 0
+		return looksJSON && (strings.Contains(strings.ToLower(s), "now") || strings.Contains(s, `\u`))
 	}
-	return jsonHasNow(doc)
+	return jsonHasNow(doc, 0)
 }
 
-// jsonHasNow: some string in the decoded JSON value is "now".
-func jsonHasNow(v any) bool {
+// jsonHasNow: some string, value or key, in the decoded JSON value is "now" (or holds
+// JSON that has one).
+func jsonHasNow(v any, depth int) bool {
+	if depth > 32 {
+		return true // deeper than any real document: do not judge
+	}
+	isNow := func(x string) bool {
+		if strings.EqualFold(strings.TrimSpace(x), "now") {
+			return true
+		}
+		var inner any
+		return strings.Contains(strings.ToLower(x), "now") && json.Unmarshal([]byte(x), &inner) == nil && jsonHasNow(inner, depth+1)
+	}
 	switch x := v.(type) {
 	case string:
-		return strings.EqualFold(strings.TrimSpace(x), "now")
+		return isNow(x)
 	case []any:
-		return slices.ContainsFunc(x, jsonHasNow)
-	case map[string]any:
 		for _, e := range x {
-			if jsonHasNow(e) {
+			if jsonHasNow(e, depth+1) {
+				return true
+			}
+		}
+	case map[string]any:
+		for k, e := range x {
+			if isNow(k) || jsonHasNow(e, depth+1) {
 				return true
 			}
 		}

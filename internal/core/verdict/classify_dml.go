@@ -293,18 +293,12 @@ func jsonListAssignment(doc string, listCols map[string]bool, kind func(string) 
 // jsonListAssignments is every key jsonListAssignment would report, sorted ("?" alone
 // for a document that is not a JSON object).
 func jsonListAssignments(doc string, listCols map[string]bool, kind func(string) ColumnKind) []string {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(doc), &obj); err != nil {
+	obj, ok := jsonColumns(doc)
+	if !ok {
 		return []string{"?"}
 	}
 	var out []string
-	for k, raw := range obj {
-		name := k
-		if len(k) >= 2 && k[0] == '"' && k[len(k)-1] == '"' {
-			name = strings.ReplaceAll(k[1:len(k)-1], `""`, `"`) // case-sensitive key
-		} else {
-			name = strings.ToLower(k)
-		}
+	for name, raw := range obj {
 		known := listCols != nil
 		switch {
 		case listCols != nil:
@@ -326,6 +320,45 @@ func jsonListAssignments(doc string, listCols map[string]bool, kind func(string)
 	}
 	slices.Sort(out)
 	return out
+}
+
+// jsonColumns reads an INSERT JSON document as Cassandra names its columns: a key in
+// double quotes is the case-sensitive name inside them, any other key lower-cased
+// (JsonUtils.handleCaseSensitivity). ok is false for a document that is not a JSON
+// object, and for one whose names Cassandra resolves by key order or otherwise than Go
+// would: two keys that name one column ignoring case ("k" and "K", `"\"K\""` and "K" —
+// Cassandra's outcome depends on their order), a key that is not ASCII (Java and Go
+// lower-case some letters differently), a quoted key holding a quote.
+func jsonColumns(doc string) (map[string]json.RawMessage, bool) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal([]byte(doc), &obj) != nil {
+		return nil, false
+	}
+	out := make(map[string]json.RawMessage, len(obj))
+	folded := make(map[string]bool, len(obj))
+	for k, raw := range obj {
+		name := k
+		if len(k) >= 2 && k[0] == '"' && k[len(k)-1] == '"' {
+			name = k[1 : len(k)-1] // case-sensitive key
+			if strings.Contains(name, `"`) {
+				return nil, false
+			}
+		} else {
+			for i := 0; i < len(k); i++ {
+				if k[i] >= 0x80 {
+					return nil, false
+				}
+			}
+			name = strings.ToLower(k)
+		}
+		f := strings.ToLower(name)
+		if folded[f] {
+			return nil, false
+		}
+		folded[f] = true
+		out[name] = raw
+	}
+	return out, true
 }
 
 // jsonListValue reports whether a JSON value can write list elements: a non-empty array,

@@ -130,20 +130,11 @@ func (c *classifier) footprintOf(t []cqltext.Token) (footprint, bool) {
 			return fp, false
 		}
 		fp.ks, fp.table = cqltext.TableName(t, into+1)
-		var obj map[string]json.RawMessage
-		if json.Unmarshal([]byte(t[j+1].Text), &obj) != nil {
+		obj, ok := jsonColumns(t[j+1].Text)
+		if !ok {
 			return fp, false
 		}
-		seen := map[string]bool{}
-		for k, raw := range obj {
-			col := strings.ToLower(k)
-			if len(k) >= 2 && k[0] == '"' && k[len(k)-1] == '"' {
-				col = strings.ReplaceAll(k[1:len(k)-1], `""`, `"`)
-			}
-			if seen[col] {
-				return fp, false // "k" and "K": Cassandra keeps the last, Go's map either
-			}
-			seen[col] = true
+		for col, raw := range obj {
 			fp.key = append(fp.key, restriction{col: col, lit: jsonForm(raw, c.keyType(fp.ks, fp.table, col)), marker: -1})
 		}
 	case t[0].Is("insert"):
@@ -201,9 +192,8 @@ func (c *classifier) footprintOf(t []cqltext.Token) (footprint, bool) {
 	default:
 		return fp, false
 	}
-	if fp.ks == "" {
-		fp.ks = c.ks
-	}
+	// fp.ks stays as written: an unqualified table matches only an unqualified one (the
+	// default keyspace a caller passes may not be the one Cassandra uses).
 	return fp, fp.table != "" && len(fp.key) > 0
 }
 
@@ -586,8 +576,9 @@ func equalKeyValues(a, b any, in ValueInspector) bool {
 	case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		return ta.NumMethod() == 0 && a == b
-	case reflect.Float32, reflect.Float64: // bit for bit: -0 is not +0 in CQL
-		return ta.NumMethod() == 0 && math.Float64bits(reflect.ValueOf(a).Float()) == math.Float64bits(reflect.ValueOf(b).Float())
+	case reflect.Float32, reflect.Float64: // bit for bit: -0 is not +0 in CQL; no NaN (a float32's payload is lost on the way to float64)
+		fa, fb := reflect.ValueOf(a).Float(), reflect.ValueOf(b).Float()
+		return ta.NumMethod() == 0 && !math.IsNaN(fa) && math.Float64bits(fa) == math.Float64bits(fb)
 	}
 	return false
 }

@@ -42,12 +42,19 @@ func (v Verdict) ForValues(values []any, in ValueInspector) Verdict {
 		val := values[b.index]
 		switch {
 		case b.json:
+			if val == nil || in.IsUnset(val) {
+				continue // null or UNSET: no document
+			}
 			doc, ok := jsonText(val)
 			if !ok {
+				v = v.WithReason(fmt.Sprintf("JSON bound to marker %d as %T, which the verdict cannot read", b.index+1, val))
 				continue
 			}
 			if hasNowLiteral(doc) {
-				v = v.WithReason("INSERT JSON value holds the timestamp literal \"now\" (the server's clock when it runs)")
+				v = v.WithReason("JSON value holds the timestamp literal \"now\" (the server's clock when it runs)")
+			}
+			if b.nowOnly {
+				continue
 			}
 			if col, bad := jsonListAssignment(doc, b.listCols, b.kind); bad {
 				v = v.WithReason("INSERT JSON value assigns a list to " + quoteName(col) + ", which is (or may be) a non-frozen list (a repeat appends another copy)")
@@ -104,16 +111,24 @@ func (v Verdict) WithReason(r string) Verdict {
 
 func quoteName(s string) string { return `"` + s + `"` }
 
+// jsonText reads a bound JSON document: any string or byte slice kind (json.RawMessage,
+// a named string), through pointers. A value that marshals itself may send other text.
 func jsonText(v any) (string, bool) {
-	switch x := v.(type) {
-	case string:
-		return x, true
-	case []byte:
-		return string(x), true
-	case *string:
-		if x != nil {
-			return *x, true
-		}
+	if _, own := reflect.TypeOf(v).MethodByName("MarshalCQL"); own {
+		return "", false
+	}
+	rv, ok := deref(v)
+	if !ok {
+		return "", false
+	}
+	if _, own := rv.Type().MethodByName("MarshalCQL"); own {
+		return "", false
+	}
+	switch {
+	case rv.Kind() == reflect.String:
+		return rv.String(), true
+	case rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() == reflect.Uint8:
+		return string(rv.Bytes()), true
 	}
 	return "", false
 }
@@ -163,7 +178,7 @@ func (v Verdict) ValueConditions() []string {
 	var out []string
 	for _, b := range v.binds {
 		switch {
-		case b.json && b.listCols != nil && len(b.listCols) == 0:
+		case b.nowOnly, b.json && b.listCols != nil && len(b.listCols) == 0:
 			// A table without lists: only a "now" in the document, too rare to list.
 		case b.json:
 			out = append(out, fmt.Sprintf("bind marker %d: an INSERT JSON document with a non-empty array for a non-frozen list column is not repeatable", b.index+1))

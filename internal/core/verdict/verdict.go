@@ -76,6 +76,7 @@ type bindCheck struct {
 	// json: the marker is INSERT JSON's document; listCols are the table's non-frozen
 	// list columns (nil when the schema is unknown: any non-empty array counts).
 	json     bool
+	nowOnly  bool // fromJson(?): only a "now" in the document matters here
 	listCols map[string]bool
 	// kind: the column kinds of the table, for a schema that cannot list its non-frozen
 	// list columns (nil without schema, or when listCols is known).
