@@ -53,7 +53,7 @@ func (o ownString) MarshalCQL(any) ([]byte, error) { return []byte("x" + o), nil
 type plainRoles struct{ kinds }
 
 func (p plainRoles) ColumnRole(ks, table, col string) verdict.ColumnRole {
-	return roles{p.kinds}.ColumnRole(ks, table, col)
+	return roles(p).ColumnRole(ks, table, col)
 }
 
 var shadowSchema = roles{kinds{"t.l": verdict.ColumnList, "t.s": verdict.ColumnList, "t.v": verdict.ColumnScalar,
@@ -122,9 +122,9 @@ func TestShadowedListWrite(t *testing.T) {
 			[]any{"a", int64(0), []int{1}, "a", 0}, false},
 		{"bound against literal, types known", shadowSchema,
 			b("DELETE FROM t WHERE k = ? AND c = 0; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 0"), []any{"a"}, true},
-		{"bound against literal, types unknown", plainRoles{shadowSchema.kinds},
+		{"bound against literal, types unknown", plainRoles(shadowSchema),
 			b("DELETE FROM t WHERE k = ? AND c = 0; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 0"), []any{"a"}, false},
-		{"same literal, types unknown", plainRoles{shadowSchema.kinds},
+		{"same literal, types unknown", plainRoles(shadowSchema),
 			b("DELETE FROM t WHERE k = 'a' AND c = 0; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 0"), nil, true},
 		{"literal of another kind", shadowSchema,
 			b("DELETE FROM t WHERE k = 'a' AND c = 0; UPDATE t SET l = l + [1] WHERE k = a AND c = 0"), nil, false},
