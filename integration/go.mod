@@ -26,6 +26,7 @@ require (
 	github.com/containerd/platforms v0.2.1 // indirect
 	github.com/cpuguy83/dockercfg v0.3.2 // indirect
 	github.com/cqlsafe/cqlsafe v0.0.0
+	github.com/cqlsafe/cqlsafe/examples/orders v0.0.0
 	github.com/cqlsafe/cqlsafe/internal/core v0.0.0
 	github.com/davecgh/go-spew v1.1.1 // indirect
 	github.com/distribution/reference v0.6.0 // indirect
@@ -76,3 +77,5 @@ require (
 replace github.com/cqlsafe/cqlsafe => ..
 
 replace github.com/cqlsafe/cqlsafe/internal/core => ../internal/core
+
+replace github.com/cqlsafe/cqlsafe/examples/orders => ../examples/orders

@@ -72,8 +72,14 @@ func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 // Within the process an Outbox is safe for concurrent use, and records appended while
 // Replay runs are kept.
 //
-// Stored values: nil, gocql.UnsetValue, bool, string, []byte, all int and uint sizes,
-// float32/64, time.Time, time.Duration and gocql.UUID. Anything else is refused.
+// Stored values are those gocql marshals without help, each replayed as a value that
+// marshals to the same bytes: nil, gocql.UnsetValue, bool, string, []byte, every int,
+// uint and float size, time.Time, time.Duration, gocql.UUID ([16]byte too),
+// gocql.Duration, *big.Int, *inf.Dec, net.IP; named types of those kinds; pointers (nil
+// is NULL); slices and arrays — lists, sets, tuples, vectors — replayed as []any; maps,
+// replayed as map[string]any when the keys are strings (so a UDT given as a map works
+// too), else map[any]any, with scalar keys. Anything else — a struct, a type with its own
+// MarshalCQL — is refused with ErrValue, before anything is written to the file.
 type Outbox struct {
 	replayMu sync.Mutex // one Replay at a time: each rewrites the file
 

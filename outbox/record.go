@@ -3,15 +3,12 @@ package outbox
 import (
 	"bufio"
 	"bytes"
-	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
-	"math"
-	"strconv"
 	"time"
 
 	"github.com/gocql/gocql"
@@ -42,9 +39,13 @@ type outboxStmt struct {
 	Values []outboxValue `json:"values,omitempty"`
 }
 
+// outboxValue is one bound value: its type T and text V (see value.go); a list, set,
+// tuple or vector holds its elements in L, a map its keys in K and values in L.
 type outboxValue struct {
-	T string `json:"t"`
-	V string `json:"v,omitempty"`
+	T string        `json:"t"`
+	V string        `json:"v,omitempty"`
+	K []outboxValue `json:"k,omitempty"`
+	L []outboxValue `json:"l,omitempty"`
 }
 
 // rawRecord is one framed record as found in the file.
@@ -185,124 +186,4 @@ func restZero(r io.Reader) bool {
 			return errors.Is(err, io.EOF)
 		}
 	}
-}
-
-func encodeValue(v any) (outboxValue, error) {
-	if v == any(gocql.UnsetValue) {
-		return outboxValue{T: "unset"}, nil
-	}
-	switch x := v.(type) {
-	case nil:
-		return outboxValue{T: "null"}, nil
-	case bool:
-		if x {
-			return outboxValue{T: "bool", V: "1"}, nil
-		}
-		return outboxValue{T: "bool", V: "0"}, nil
-	case string:
-		return outboxValue{T: "string", V: x}, nil
-	case []byte:
-		return outboxValue{T: "bytes", V: base64.StdEncoding.EncodeToString(x)}, nil
-	case int:
-		return outboxValue{T: "int", V: strconv.FormatInt(int64(x), 10)}, nil
-	case int8:
-		return outboxValue{T: "int8", V: strconv.FormatInt(int64(x), 10)}, nil
-	case int16:
-		return outboxValue{T: "int16", V: strconv.FormatInt(int64(x), 10)}, nil
-	case int32:
-		return outboxValue{T: "int32", V: strconv.FormatInt(int64(x), 10)}, nil
-	case int64:
-		return outboxValue{T: "int64", V: strconv.FormatInt(x, 10)}, nil
-	case uint8:
-		return outboxValue{T: "uint8", V: strconv.FormatUint(uint64(x), 10)}, nil
-	case uint16:
-		return outboxValue{T: "uint16", V: strconv.FormatUint(uint64(x), 10)}, nil
-	case uint32:
-		return outboxValue{T: "uint32", V: strconv.FormatUint(uint64(x), 10)}, nil
-	case uint64:
-		return outboxValue{T: "uint64", V: strconv.FormatUint(x, 10)}, nil
-	case float32:
-		return outboxValue{T: "float32", V: strconv.FormatUint(uint64(math.Float32bits(x)), 10)}, nil
-	case float64:
-		return outboxValue{T: "float64", V: strconv.FormatUint(math.Float64bits(x), 10)}, nil
-	case time.Time:
-		return outboxValue{T: "time", V: x.UTC().Format(time.RFC3339Nano)}, nil
-	case time.Duration:
-		return outboxValue{T: "duration", V: strconv.FormatInt(int64(x), 10)}, nil
-	case gocql.UUID:
-		return outboxValue{T: "uuid", V: x.String()}, nil
-	}
-	return outboxValue{}, fmt.Errorf("%w of type %T", ErrValue, v)
-}
-
-// decodeValue is strict: a value out of its type's range or with trailing text is an
-// error, never silently wrapped or cut.
-func decodeValue(v outboxValue) (any, error) {
-	parseI := func(bits int) (int64, error) { return strconv.ParseInt(v.V, 10, bits) }
-	parseU := func(bits int) (uint64, error) { return strconv.ParseUint(v.V, 10, bits) }
-	var (
-		i   int64
-		u   uint64
-		out any
-		err error
-	)
-	switch v.T {
-	case "null":
-		return nil, nil
-	case "unset":
-		return gocql.UnsetValue, nil
-	case "bool":
-		if v.V != "0" && v.V != "1" {
-			err = errors.New("not 0 or 1")
-		}
-		out = v.V == "1"
-	case "string":
-		out = v.V
-	case "bytes":
-		out, err = base64.StdEncoding.DecodeString(v.V)
-	case "int":
-		i, err = parseI(strconv.IntSize)
-		out = int(i)
-	case "int8":
-		i, err = parseI(8)
-		out = int8(i)
-	case "int16":
-		i, err = parseI(16)
-		out = int16(i)
-	case "int32":
-		i, err = parseI(32)
-		out = int32(i)
-	case "int64":
-		out, err = parseI(64)
-	case "uint8":
-		u, err = parseU(8)
-		out = uint8(u)
-	case "uint16":
-		u, err = parseU(16)
-		out = uint16(u)
-	case "uint32":
-		u, err = parseU(32)
-		out = uint32(u)
-	case "uint64":
-		out, err = parseU(64)
-	case "float32":
-		u, err = parseU(32)
-		out = math.Float32frombits(uint32(u))
-	case "float64":
-		u, err = parseU(64)
-		out = math.Float64frombits(u)
-	case "time":
-		out, err = time.Parse(time.RFC3339Nano, v.V)
-	case "duration":
-		i, err = parseI(64)
-		out = time.Duration(i)
-	case "uuid":
-		out, err = gocql.ParseUUID(v.V)
-	default:
-		return nil, fmt.Errorf("outbox: unknown value type %q", v.T)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("outbox: bad %s value %q: %w", v.T, v.V, err)
-	}
-	return out, nil
 }

@@ -11,8 +11,12 @@ import (
 )
 
 func TestOutboxDecodeValueStrict(t *testing.T) {
-	for _, v := range []outboxValue{{"int8", "300"}, {"uint8", "-1"}, {"int", "12abc"}, {"bool", "yes"},
-		{"float32", "4294967296"}, {"uuid", "nope"}, {"bytes", "!!"}, {"time", "yesterday"}, {"what", ""}} {
+	for _, v := range []outboxValue{{T: "int8", V: "300"}, {T: "uint8", V: "-1"}, {T: "int", V: "12abc"}, {T: "bool", V: "yes"},
+		{T: "float32", V: "4294967296"}, {T: "uuid", V: "nope"}, {T: "bytes", V: "!!"}, {T: "time", V: "yesterday"}, {T: "what"},
+		{T: "varint", V: "1.5"}, {T: "decimal", V: "15"}, {T: "decimal", V: "1e2147483648"}, {T: "inet", V: "1.2.3"},
+		{T: "cqlduration", V: "1,2"}, {T: "int", V: "1", L: []outboxValue{{T: "null"}}},
+		{T: "map", K: []outboxValue{{T: "int", V: "1"}}},
+		{T: "map", K: []outboxValue{{T: "list"}}, L: []outboxValue{{T: "null"}}}} {
 		if got, err := decodeValue(v); err == nil {
 			t.Errorf("decodeValue(%v) = %v, want an error", v, got)
 		}

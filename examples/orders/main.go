@@ -1,0 +1,193 @@
+// Command orders is cqlsafe's example service: a small HTTP/JSON shop (customers,
+// orders, status history, coupons, undoable deletes) written the way cqlsafe's README
+// recommends. Run it against any Cassandra 4.1+:
+//
+//	scripts/native-node.sh start            # or any node; prints 127.0.0.1:9042
+//	go run ./examples/orders --hosts 127.0.0.1:9042
+//
+// See README.md beside this file for requests to send it.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/clientid"
+	"github.com/cqlsafe/cqlsafe/examples/orders/shop"
+	"github.com/cqlsafe/cqlsafe/outbox"
+	"github.com/cqlsafe/cqlsafe/retry"
+)
+
+// config is the service's configuration: flags, defaulting to environment variables.
+type config struct {
+	hosts          string
+	keyspace       string
+	rf             int
+	listen         string
+	outbox         string
+	timeout        time.Duration
+	maxClockOffset time.Duration
+	clockOffset    time.Duration // shifts this instance's clock: for skew drills only
+	replayEvery    time.Duration
+	measureEvery   time.Duration
+}
+
+func main() {
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	cfg, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "orders:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, log); err != nil {
+		log.Error("orders stopped", "err", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string) (config, error) {
+	fs := flag.NewFlagSet("orders", flag.ContinueOnError)
+	var c config
+	fs.StringVar(&c.hosts, "hosts", envOr("CQLSAFE_CASSANDRA_HOSTS", "127.0.0.1:9042"), "Cassandra contact points, comma-separated host:port")
+	fs.StringVar(&c.keyspace, "keyspace", "shop", "keyspace, created with the tables when missing")
+	fs.IntVar(&c.rf, "replication-factor", 1, "replication factor of the keyspace when it is created")
+	fs.StringVar(&c.listen, "listen", "127.0.0.1:8080", "HTTP address")
+	fs.StringVar(&c.outbox, "outbox", "orders.outbox", "file keeping writes whose outcome stayed unknown, replayed at start and periodically")
+	fs.DurationVar(&c.timeout, "timeout", 2*time.Second, "per-request Cassandra timeout")
+	fs.DurationVar(&c.maxClockOffset, "max-clock-offset", time.Second, "refuse writes while this instance's clock is further than this from the cluster's")
+	fs.DurationVar(&c.clockOffset, "clock-offset", 0, "shift this instance's write clock (skew drills only)")
+	fs.DurationVar(&c.replayEvery, "replay-every", 30*time.Second, "how often the outbox is replayed")
+	fs.DurationVar(&c.measureEvery, "measure-clock-every", time.Minute, "how often the clock is measured against the cluster's")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	switch {
+	case c.keyspace == "":
+		return c, errors.New("--keyspace is empty")
+	case c.timeout <= 0 || c.maxClockOffset <= 0 || c.replayEvery <= 0 || c.measureEvery <= 0:
+		return c, errors.New("--timeout, --max-clock-offset, --replay-every and --measure-clock-every must be more than 0")
+	case c.rf < 1:
+		return c, fmt.Errorf("--replication-factor must be at least 1 (got %d)", c.rf)
+	}
+	return c, nil
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func run(ctx context.Context, cfg config, log *slog.Logger) error {
+	cluster := gocql.NewCluster(strings.Split(cfg.hosts, ",")...)
+	cluster.Timeout = cfg.timeout
+	cluster.ConnectTimeout = 5 * time.Second
+	cluster.Consistency = gocql.LocalQuorum
+	session, err := cluster.CreateSession()
+	if err != nil {
+		return fmt.Errorf("connect to %s: %w", cfg.hosts, err)
+	}
+	defer session.Close()
+	if err := shop.CreateSchema(ctx, session, cfg.keyspace, cfg.rf); err != nil {
+		return err
+	}
+
+	ob, err := outbox.Open(cfg.outbox)
+	if err != nil {
+		return err
+	}
+	defer ob.Close()
+	clock := clientid.NewClock()
+	if cfg.clockOffset != 0 {
+		clock = clientid.NewClockFunc(func() time.Time { return time.Now().Add(cfg.clockOffset) })
+	}
+	policy := retry.NewPolicy(retry.ServicePreset(),
+		retry.WithSchema(retry.SessionSchema(session)),
+		retry.WithOutbox(ob),
+		retry.WithClock(clock),
+		retry.WithMaxClockOffset(cfg.maxClockOffset),
+		retry.WithLogger(log))
+	if err := policy.Err(); err != nil {
+		return err
+	}
+	svc, err := shop.New(ctx, session, cfg.keyspace, policy, log)
+	if err != nil {
+		return err
+	}
+
+	// Before serving: where this clock stands, and the writes a previous run left unknown.
+	measure(ctx, policy, session, log)
+	replay(ctx, ob, session, policy, log)
+
+	srv := &http.Server{Addr: cfg.listen, Handler: svc.Handler(), ReadHeaderTimeout: 5 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
+	ln, err := net.Listen("tcp", cfg.listen)
+	if err != nil {
+		return err
+	}
+	log.Info("orders serving", "addr", ln.Addr().String(), "keyspace", cfg.keyspace, "hosts", cfg.hosts)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	replayT := time.NewTicker(cfg.replayEvery)
+	defer replayT.Stop()
+	measureT := time.NewTicker(cfg.measureEvery)
+	defer measureT.Stop()
+	for {
+		select {
+		case err := <-served:
+			return err
+		case <-replayT.C:
+			replay(ctx, ob, session, policy, log)
+		case <-measureT.C:
+			measure(ctx, policy, session, log)
+		case <-ctx.Done():
+			// Finish the requests in flight, then replay what they left unknown once more.
+			log.Info("orders shutting down")
+			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			err := srv.Shutdown(sctx)
+			replay(sctx, ob, session, policy, log)
+			return err
+		}
+	}
+}
+
+// measure reads a node's clock against the policy's; beyond --max-clock-offset the
+// policy refuses writes (503) until a later measurement is within.
+func measure(ctx context.Context, p *retry.Policy, s *gocql.Session, log *slog.Logger) {
+	o, err := p.MeasureClock(ctx, s)
+	if err != nil {
+		log.Warn("clock not measured", "err", err)
+		return
+	}
+	log.Info("clock measured", "offset", o.Offset.String(), "uncertainty", o.Uncertainty.String(), "host", o.Host)
+}
+
+// replay re-sends the writes whose outcome stayed unknown, with their original
+// timestamps: applying one again changes nothing if it had applied.
+func replay(ctx context.Context, ob *outbox.Outbox, s *gocql.Session, p *retry.Policy, log *slog.Logger) {
+	var rep outbox.ReplayReport
+	_, err := ob.Replay(ctx, s, p, outbox.ReportTo(&rep))
+	if err != nil || rep.Applied > 0 || rep.Kept > 0 {
+		log.Info("outbox replayed", "applied", rep.Applied, "expired", rep.Expired, "kept", rep.Kept, "err", err)
+	}
+}

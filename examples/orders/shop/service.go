@@ -1,0 +1,368 @@
+// Package shop is the example service's domain: customers with replaceable profiles,
+// orders placed with an idempotency key, their status history in an event log, coupons
+// redeemed once, and deletes that can be undone — each written the way cqlsafe's README
+// recommends. The HTTP layer (Handler) only maps requests and errors.
+package shop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/clientid"
+	"github.com/cqlsafe/cqlsafe/eventlog"
+	"github.com/cqlsafe/cqlsafe/overwrite"
+	"github.com/cqlsafe/cqlsafe/retry"
+	"github.com/cqlsafe/cqlsafe/settle"
+	"github.com/cqlsafe/cqlsafe/tombstone"
+)
+
+// Errors the HTTP layer maps to status codes.
+var (
+	ErrInvalid     = errors.New("invalid request")
+	ErrNotFound    = errors.New("not found")
+	ErrConflict    = errors.New("conflict")
+	ErrUnavailable = errors.New("outcome unknown: send the same request again")
+)
+
+// orderNamespace derives an order's id from its Idempotency-Key (UUID v5): the same
+// key always names the same order, however often the client sends the request.
+var orderNamespace = clientid.FromKey(clientid.NamespaceIdempotencyKey, []byte("cqlsafe-example-orders"))
+
+// Statuses an order moves through, after "placed".
+var statuses = map[string]bool{"paid": true, "shipped": true, "delivered": true, "cancelled": true}
+
+// Service is the shop's domain logic on one session and one retry policy.
+type Service struct {
+	s         *gocql.Session
+	ks        string
+	policy    *retry.Policy
+	log       *slog.Logger
+	customers *overwrite.Table
+	orders    *overwrite.Table
+	events    *eventlog.Log
+	tombs     *tombstone.Store
+	// settleAfter is how long an LWT whose outcome is unknown waits before the SERIAL
+	// read that settles it (past cas_contention_timeout; see settle.LWT).
+	settleAfter time.Duration
+}
+
+// New binds a Service to the keyspace (made by CreateSchema). Every write goes through
+// policy: pinned timestamps, retries only of what is repeatable, its outbox.
+func New(ctx context.Context, s *gocql.Session, keyspace string, policy *retry.Policy, log *slog.Logger) (*Service, error) {
+	if s == nil || policy == nil {
+		return nil, errors.New("shop: New needs a session and a policy")
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	svc := &Service{s: s, ks: keyspace, policy: policy, log: log, settleAfter: 1500 * time.Millisecond}
+	var err error
+	if svc.customers, err = overwrite.Describe(ctx, s, keyspace, "customers"); err != nil {
+		return nil, err
+	}
+	if svc.orders, err = overwrite.Describe(ctx, s, keyspace, "orders"); err != nil {
+		return nil, err
+	}
+	if svc.events, err = eventlog.New(s, keyspace, eventsTable, eventlog.WithRetryPolicy(policy),
+		eventlog.WithBucketWidth(24*time.Hour)); err != nil {
+		return nil, err
+	}
+	if svc.tombs, err = tombstone.New(ctx, s, keyspace, tombstonesTable, tombstone.WithRetryPolicy(policy)); err != nil {
+		return nil, err
+	}
+	return svc, nil
+}
+
+// Customer is a customer's profile. Nil or empty fields are stored as NULL.
+type Customer struct {
+	ID       gocql.UUID `db:"id" json:"id"`
+	Name     string     `db:"name" json:"name"`
+	Email    string     `db:"email" json:"email"`
+	Nickname *string    `db:"nickname" json:"nickname,omitempty"`
+	Tags     []string   `db:"tags" json:"tags,omitempty"`
+	Orders   int64      `db:"-" json:"orders"` // from the counter, on reads
+}
+
+// PutCustomer replaces a customer's profile: one unlogged batch, a row delete and the
+// insert of the fields given, so a field left out is NULL afterwards without a cell
+// tombstone of its own. Re-sent, it leaves the same row.
+func (svc *Service) PutCustomer(ctx context.Context, c Customer) error {
+	if c.Name == "" || c.Email == "" {
+		return fmt.Errorf("%w: name and email are required", ErrInvalid)
+	}
+	_, err := overwrite.Row(ctx, svc.s, svc.customers, c, overwrite.WithRetryPolicy(svc.policy))
+	return svc.writeErr("put customer", err)
+}
+
+// GetCustomer reads a profile and the customer's order count.
+func (svc *Service) GetCustomer(ctx context.Context, id gocql.UUID) (Customer, error) {
+	c := Customer{ID: id}
+	var nick string
+	err := svc.s.Query(`SELECT name, email, nickname, tags FROM `+svc.ks+`.customers WHERE id = ?`, id).
+		WithContext(ctx).Scan(&c.Name, &c.Email, &nick, &c.Tags)
+	if errors.Is(err, gocql.ErrNotFound) {
+		return c, ErrNotFound
+	}
+	if err != nil {
+		return c, err
+	}
+	if nick != "" {
+		c.Nickname = &nick
+	}
+	err = svc.s.Query(`SELECT orders FROM `+svc.ks+`.customer_stats WHERE customer = ?`, id).
+		WithContext(ctx).Scan(&c.Orders)
+	if err != nil && !errors.Is(err, gocql.ErrNotFound) {
+		return c, err
+	}
+	return c, nil
+}
+
+// Item is one line of an order.
+type Item struct {
+	SKU       string `json:"sku"`
+	Qty       int    `json:"qty"`
+	UnitCents int64  `json:"unit_cents"`
+}
+
+// Order is an order as stored.
+type Order struct {
+	ID         gocql.UUID     `json:"id"`
+	Customer   gocql.UUID     `json:"customer"`
+	Items      map[string]int `json:"items"`
+	TotalCents int64          `json:"total_cents"`
+	Coupon     string         `json:"coupon,omitempty"`
+	PlacedAt   time.Time      `json:"placed_at"`
+	Status     string         `json:"status"`
+}
+
+// OrderID is the id of the order placed with this Idempotency-Key.
+func OrderID(idempotencyKey string) gocql.UUID {
+	return clientid.FromKey(orderNamespace, []byte(idempotencyKey))
+}
+
+// PlaceOrder places an order once per idempotency key. A request sent again with the
+// same key returns the order it placed (created is false) and writes nothing new.
+//
+// The writes, in order: the coupon's LWT (it decides whether the order may use it);
+// the order and its listing row in one logged batch through the policy (pinned
+// timestamp, retried: a re-sent INSERT rewrites the same cells at the same timestamp);
+// the "placed" event (its id from the key: appended once); the customer's counter,
+// which is sent once and never retried — a counter cannot be re-applied safely, so a
+// lost response there leaves the count approximate, and the order placed.
+func (svc *Service) PlaceOrder(ctx context.Context, key string, customer gocql.UUID, items []Item, coupon string) (o Order, created bool, err error) {
+	if key == "" || len(key) > 200 {
+		return o, false, fmt.Errorf("%w: an Idempotency-Key header of 1 to 200 bytes is required", ErrInvalid)
+	}
+	if len(items) == 0 || len(items) > 100 {
+		return o, false, fmt.Errorf("%w: 1 to 100 items", ErrInvalid)
+	}
+	o = Order{ID: OrderID(key), Customer: customer, Items: map[string]int{}, Coupon: coupon, Status: "placed"}
+	for _, it := range items {
+		if it.SKU == "" || it.Qty <= 0 || it.UnitCents < 0 {
+			return o, false, fmt.Errorf("%w: item %+v: sku, qty > 0 and unit_cents ≥ 0 are required", ErrInvalid, it)
+		}
+		if _, dup := o.Items[it.SKU]; dup {
+			return o, false, fmt.Errorf("%w: sku %q given twice", ErrInvalid, it.SKU)
+		}
+		o.Items[it.SKU] = it.Qty
+		o.TotalCents += int64(it.Qty) * it.UnitCents
+	}
+	if prev, err := svc.GetOrder(ctx, o.ID); err == nil {
+		// The same request again. Its first run may have stopped after the order's batch
+		// (a response lost for good): append the "placed" event again — same key, same
+		// time, so the same event id, and nothing new if it is there.
+		if _, err := svc.events.Append(ctx, o.ID.String(), placedEvent(prev.PlacedAt, key)); err != nil {
+			return prev, false, svc.writeErr("placed event", err)
+		}
+		return prev, false, nil
+	} else if !errors.Is(err, ErrNotFound) {
+		return o, false, err
+	}
+	if coupon != "" {
+		if err := svc.redeem(ctx, coupon, o.ID); err != nil {
+			return o, false, err
+		}
+	}
+	o.PlacedAt = time.Now().UTC().Truncate(time.Millisecond)
+	b := svc.s.NewBatch(gocql.LoggedBatch).WithContext(ctx)
+	b.Query(`INSERT INTO `+svc.ks+`.orders (id, customer, items, total_cents, coupon, placed_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		o.ID, o.Customer, o.Items, o.TotalCents, nullable(coupon), o.PlacedAt)
+	b.Query(`INSERT INTO `+svc.ks+`.orders_by_customer (customer, id, total_cents, placed_at) VALUES (?, ?, ?, ?)`,
+		o.Customer, o.ID, o.TotalCents, o.PlacedAt)
+	if err := svc.writeErr("place order", svc.policy.ExecBatch(ctx, svc.s, b)); err != nil {
+		return o, false, err
+	}
+	if _, err := svc.events.Append(ctx, o.ID.String(), placedEvent(o.PlacedAt, key)); err != nil {
+		return o, false, svc.writeErr("placed event", err)
+	}
+	err = svc.policy.Exec(ctx, svc.s.Query(`UPDATE `+svc.ks+`.customer_stats SET orders = orders + 1 WHERE customer = ?`, customer))
+	if err != nil {
+		// The order stands; only the statistic may be off by one.
+		svc.log.Warn("order count not updated", "customer", customer, "order", o.ID, "err", err)
+	}
+	return o, true, nil
+}
+
+// placedEvent is the event of an order placed at (stored to the millisecond, so a
+// re-sent request rebuilds it from the row) with the request's key.
+func placedEvent(at time.Time, key string) eventlog.Event {
+	return eventlog.Event{Time: at, Type: "placed", Key: []byte(key)}
+}
+
+// redeem claims a coupon for an order with INSERT … IF NOT EXISTS. An LWT is sent once;
+// when its outcome is unknown, settle.LWT reads the row at SERIAL, which completes or
+// fences the Paxos round, and says whether it applied.
+func (svc *Service) redeem(ctx context.Context, code string, order gocql.UUID) error {
+	if len(code) > 64 {
+		return fmt.Errorf("%w: coupon code over 64 bytes", ErrInvalid)
+	}
+	stmt := retry.Statement{CQL: `INSERT INTO ` + svc.ks + `.coupons (code, order_id) VALUES (?, ?) IF NOT EXISTS`,
+		Values: []any{code, order}}
+	var holder gocql.UUID
+	var gotCode string
+	applied, err := svc.s.Query(stmt.CQL, stmt.Values...).WithContext(ctx).
+		SerialConsistency(gocql.Serial).ScanCAS(&gotCode, &holder)
+	if err != nil {
+		// A timeout, a lost connection, CAS_WRITE_UNKNOWN, Unavailable during the Paxos
+		// round: the LWT may have applied.
+		var casUnknown *gocql.RequestErrCASWriteUnknown
+		c := retry.ClassifyError(err)
+		if !c.MayHaveApplied() && c != retry.ClassUnavailable && !errors.As(err, &casUnknown) {
+			return err
+		}
+		svc.log.Info("coupon outcome unknown: settling", "coupon", code, "order", order, "err", err)
+		res, serr := settle.LWT(ctx, svc.s, stmt, settle.After(svc.settleAfter), settle.Keyspace(svc.ks))
+		switch {
+		case serr != nil:
+			return fmt.Errorf("%w: coupon %q: %v", ErrUnavailable, code, serr)
+		case res.Outcome == settle.LWTApplied:
+			return nil
+		case res.Outcome == settle.LWTNotApplied:
+			applied = false
+			if err := svc.s.Query(`SELECT order_id FROM `+svc.ks+`.coupons WHERE code = ?`, code).
+				WithContext(ctx).Consistency(gocql.Consistency(gocql.Serial)).Scan(&holder); err != nil {
+				return fmt.Errorf("%w: coupon %q: %v", ErrUnavailable, code, err)
+			}
+		default:
+			return fmt.Errorf("%w: coupon %q: %s", ErrUnavailable, code, res.Why)
+		}
+	}
+	if !applied && holder != order {
+		return fmt.Errorf("%w: coupon %q was redeemed by another order", ErrConflict, code)
+	}
+	return nil
+}
+
+// GetOrder reads an order.
+func (svc *Service) GetOrder(ctx context.Context, id gocql.UUID) (Order, error) {
+	o := Order{ID: id}
+	var status string
+	err := svc.s.Query(`SELECT customer, items, total_cents, coupon, placed_at, status FROM `+svc.ks+`.orders WHERE id = ?`, id).
+		WithContext(ctx).Scan(&o.Customer, &o.Items, &o.TotalCents, &o.Coupon, &o.PlacedAt, &status)
+	if errors.Is(err, gocql.ErrNotFound) {
+		return o, ErrNotFound
+	}
+	if err != nil {
+		return o, err
+	}
+	o.PlacedAt = o.PlacedAt.UTC()
+	o.Status = "placed"
+	if status != "" {
+		o.Status = status
+	}
+	return o, nil
+}
+
+// SetStatus records a status change: an event in the order's log, then the order's
+// status column written at the event's time, so the column always holds the latest
+// event's status, whatever order the requests arrive in. A request sent again with the
+// same key and time appends nothing new and writes the same cell.
+func (svc *Service) SetStatus(ctx context.Context, id gocql.UUID, key, status string, at time.Time) error {
+	if key == "" || len(key) > 200 {
+		return fmt.Errorf("%w: an Idempotency-Key header of 1 to 200 bytes is required", ErrInvalid)
+	}
+	if !statuses[status] {
+		return fmt.Errorf("%w: unknown status %q", ErrInvalid, status)
+	}
+	if at.IsZero() {
+		at = time.Now()
+	}
+	at = at.UTC().Truncate(time.Microsecond)
+	if _, err := svc.GetOrder(ctx, id); err != nil {
+		return err
+	}
+	if _, err := svc.events.Append(ctx, id.String(), eventlog.Event{Time: at, Type: "status",
+		Payload: []byte(status), Key: []byte(key)}); err != nil {
+		return svc.writeErr("status event", err)
+	}
+	err := svc.policy.Exec(ctx, svc.s.Query(`UPDATE `+svc.ks+`.orders SET status = ? WHERE id = ?`, status, id),
+		retry.AtTimestamp(at.UnixMicro()))
+	return svc.writeErr("status", err)
+}
+
+// History is an order's events, oldest first.
+func (svc *Service) History(ctx context.Context, id gocql.UUID) ([]eventlog.Event, error) {
+	var out []eventlog.Event
+	for e, err := range svc.events.Read(ctx, id.String(), eventlog.Limit(1000)) {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// DeleteOrder deletes an order so that it can be undone with the same command id; a
+// write racing the delete is never lost (see tombstone.Store.Delete).
+func (svc *Service) DeleteOrder(ctx context.Context, id gocql.UUID, command string) (tombstone.Record, error) {
+	if command == "" {
+		return tombstone.Record{}, fmt.Errorf("%w: an Idempotency-Key header names the delete", ErrInvalid)
+	}
+	rec, err := svc.tombs.Delete(ctx, svc.orders, map[string]any{"id": id}, command)
+	if errors.Is(err, tombstone.ErrNoRow) {
+		return rec, ErrNotFound
+	}
+	return rec, svc.writeErr("delete order", err)
+}
+
+// UndeleteOrder restores the order deleted by command, if nothing changed it since.
+func (svc *Service) UndeleteOrder(ctx context.Context, id gocql.UUID, command string) error {
+	_, err := svc.tombs.Undelete(ctx, svc.orders, map[string]any{"id": id}, command)
+	switch {
+	case errors.Is(err, tombstone.ErrNoTombstone):
+		return fmt.Errorf("%w: %v", ErrNotFound, err)
+	case errors.Is(err, tombstone.ErrNotLastDelete), errors.Is(err, tombstone.ErrRowExists):
+		return fmt.Errorf("%w: %v", ErrConflict, err)
+	case errors.Is(err, tombstone.ErrNotRestored), errors.Is(err, tombstone.ErrRestoreUnknown):
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return err
+}
+
+// writeErr turns a write's error into what the client should do: an outcome the
+// library could not settle means "send it again" (the write is idempotent by design,
+// and with an outbox the service re-applies it itself).
+func (svc *Service) writeErr(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var unknown *retry.OutcomeUnknownError
+	var incomplete *eventlog.AppendError
+	if errors.As(err, &unknown) || errors.As(err, &incomplete) || errors.Is(err, retry.ErrBatchLogged) {
+		svc.log.Warn("write outcome unknown", "what", what, "err", err)
+		return fmt.Errorf("%w: %s: %v", ErrUnavailable, what, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
