@@ -29,6 +29,7 @@ func FuzzOutboxRecord(f *testing.F) {
 	f.Add(frame([]byte(`{"ts":1,"stmts":[{"cql":"INSERT INTO a (k, v) VALUES (?, ?)","values":[{"t":"int","v":"1"},{"t":"bytes","v":"AQI="}]}]}`)))
 	f.Add(frame([]byte(`{"batch":true,"type":"unlogged","ts":1,"stmts":[{"cql":"x"},{"cql":"y","values":[{"t":"float64","v":"1"},{"t":"unset"},{"t":"null"}]}]}`)))
 	f.Add(frame([]byte(`{"ts":1,"stmts":[{"cql":"x","values":[{"t":"time","v":"2026-01-02T03:04:05.5Z"},{"t":"uuid","v":"00000000-0000-0000-0000-000000000000"}]}]}`))[:20])
+	f.Add([]byte(`{"ts":1,"stmts":[{"cql":"x","values":[{"t":"map","k":[{"t":"string","v":"a"},{"t":"int","v":"2"}],"l":[{"t":"list","l":[{"t":"time","v":"2026-01-02T04:04:05+01:00"}]},{"t":"varint","v":"7"}]},{"t":"nilmap","v":"s"},{"t":"nilptr"},{"t":"inet","v":"CgAAAQ=="},{"t":"string64","v":"//4="},{"t":"decimal","v":"5e-2"},{"t":"cqlduration","v":"1,2,3"}]}]}`))
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 1, 2, 3, 4, 5})
 	f.Add([]byte(`{"ts":1,"stmts":[{"cql":"x","values":[{"t":"int8","v":"-8"},{"t":"uint64","v":"1"},{"t":"bool","v":"1"},{"t":"duration","v":"3"}]}]}`))

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gocql/gocql"
 	"gopkg.in/inf.v0"
@@ -23,23 +24,38 @@ const maxDepth = 16
 
 // encodeValue stores a bound value so that decodeValue gives back one gocql marshals to
 // the same bytes for every column type that accepted the original:
-//   - the Go scalars, []byte, time.Time, time.Duration, gocql.UUID, gocql.Duration,
-//     *big.Int, *inf.Dec, net.IP, nil and gocql.UnsetValue, as themselves;
-//   - named types of a basic kind (type Status string) as that kind: gocql marshals
-//     them by kind;
-//   - a pointer as what it points to (nil: null), as gocql dereferences it;
-//   - a slice or array (a list, set, tuple or vector) as []any of its elements, a nil
-//     slice as null, as gocql marshals them element by element;
+//   - the Go scalars (exactly these types: a named type such as `type Status string` is
+//     marshalled by gocql by reflection, differently for some column types), []byte,
+//     time.Time, time.Duration, gocql.UUID, [16]byte, gocql.Duration, *big.Int,
+//     *inf.Dec, net.IP, nil and gocql.UnsetValue, as themselves;
+//   - a pointer as what it points to; a nil pointer as a nil pointer (gocql sends NULL
+//     for one whatever the column type), a pointer to UnsetValue as NULL (gocql does not
+//     see UNSET behind a pointer);
+//   - a slice or array (a list, set, tuple or vector) as []any of its elements, as gocql
+//     marshals them element by element, with no nil inside (gocql writes a typed nil in
+//     a tuple as an empty value, an untyped one as NULL: the outbox does not keep the
+//     difference);
 //   - a map as map[string]any when its keys are strings (the form a UDT needs too),
-//     else map[any]any, its keys scalars.
+//     else map[any]any; its keys scalars, no two of them stored alike.
 //
-// Anything else — a struct, a value with its own MarshalCQL, a map keyed by a slice, a
-// channel — is ErrValue: the outbox does not know what bytes it becomes.
+// A nil slice or map is kept at the top (gocql sends NULL for one; a nil map[string]any
+// into a UDT, a UDT of null fields), refused inside a collection. Anything else — a
+// struct, a named scalar type, a value with its own MarshalCQL, a map keyed by a slice
+// or pointer, a channel — is
+// ErrValue: the outbox does not know what bytes it becomes.
 func encodeValue(v any) (outboxValue, error) { return encodeDepth(v, 0) }
 
 func encodeDepth(v any, depth int) (outboxValue, error) {
+	if depth >= maxDepth {
+		return outboxValue{}, fmt.Errorf("%w: nested more than %d deep", ErrValue, maxDepth)
+	}
 	if v == any(gocql.UnsetValue) {
 		return outboxValue{T: "unset"}, nil
+	}
+	if depth > 0 {
+		if rv := reflect.ValueOf(v); v == nil || v == any(gocql.UnsetValue) || (nilable(rv.Kind()) && rv.IsNil()) {
+			return outboxValue{}, fmt.Errorf("%w: a nil or UNSET inside a collection or tuple", ErrValue)
+		}
 	}
 	switch x := v.(type) {
 	case nil:
@@ -50,12 +66,18 @@ func encodeDepth(v any, depth int) (outboxValue, error) {
 		}
 		return outboxValue{T: "bool", V: "0"}, nil
 	case string:
+		if !utf8.ValidString(x) {
+			// JSON would replace the invalid bytes: keep them in base64.
+			return outboxValue{T: "string64", V: base64.StdEncoding.EncodeToString([]byte(x))}, nil
+		}
 		return outboxValue{T: "string", V: x}, nil
 	case []byte:
 		if x == nil {
-			return outboxValue{T: "null"}, nil
+			return outboxValue{T: "nilbytes"}, nil
 		}
 		return outboxValue{T: "bytes", V: base64.StdEncoding.EncodeToString(x)}, nil
+	case uint:
+		return outboxValue{T: "uint", V: strconv.FormatUint(uint64(x), 10)}, nil
 	case int:
 		return outboxValue{T: "int", V: strconv.FormatInt(int64(x), 10)}, nil
 	case int8:
@@ -79,6 +101,9 @@ func encodeDepth(v any, depth int) (outboxValue, error) {
 	case float64:
 		return outboxValue{T: "float64", V: strconv.FormatUint(math.Float64bits(x), 10)}, nil
 	case time.Time:
+		if y := x.UTC().Year(); y < 0 || y > 9999 {
+			return outboxValue{}, fmt.Errorf("%w: time %v is outside years 0–9999", ErrValue, x)
+		}
 		return outboxValue{T: "time", V: x.UTC().Format(time.RFC3339Nano)}, nil
 	case time.Duration:
 		return outboxValue{T: "duration", V: strconv.FormatInt(int64(x), 10)}, nil
@@ -97,15 +122,19 @@ func encodeDepth(v any, depth int) (outboxValue, error) {
 		if x == nil {
 			return outboxValue{T: "null"}, nil
 		}
+		if x.Scale() == math.MinInt32 {
+			return outboxValue{}, fmt.Errorf("%w: decimal scale %d", ErrValue, x.Scale())
+		}
 		return outboxValue{T: "decimal", V: x.UnscaledBig().String() + "e" + strconv.FormatInt(-int64(x.Scale()), 10)}, nil
 	case net.IP:
 		if x == nil {
-			return outboxValue{T: "null"}, nil
+			return outboxValue{T: "nilptr"}, nil
 		}
 		if len(x) != net.IPv4len && len(x) != net.IPv6len {
 			return outboxValue{}, fmt.Errorf("%w: an IP of %d bytes", ErrValue, len(x))
 		}
-		return outboxValue{T: "inet", V: x.String()}, nil
+		// Its bytes as given: 4 or 16 (an IPv4 in 16 bytes is 16 bytes to a blob column).
+		return outboxValue{T: "inet", V: base64.StdEncoding.EncodeToString(x)}, nil
 	case gocql.Marshaler:
 		// Its own bytes, which the outbox cannot know without the column's type.
 		return outboxValue{}, fmt.Errorf("%w of type %T (it marshals itself)", ErrValue, v)
@@ -113,45 +142,40 @@ func encodeDepth(v any, depth int) (outboxValue, error) {
 	return encodeReflect(v, depth)
 }
 
-// encodeReflect stores the kinds gocql marshals by reflection.
-func encodeReflect(v any, depth int) (outboxValue, error) {
-	if depth >= maxDepth {
-		return outboxValue{}, fmt.Errorf("%w: nested more than %d deep", ErrValue, maxDepth)
+// nilable reports whether a value of kind k can be nil.
+func nilable(k reflect.Kind) bool {
+	switch k {
+	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface, reflect.Chan, reflect.Func:
+		return true
 	}
+	return false
+}
+
+// encodeReflect stores pointers, slices, arrays and maps, which gocql marshals by
+// reflection; every other kind reaching here is a named or unknown type: ErrValue.
+func encodeReflect(v any, depth int) (outboxValue, error) {
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
-	case reflect.Bool:
-		return encodeDepth(rv.Bool(), depth)
-	case reflect.String:
-		return encodeDepth(rv.String(), depth)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		// A named integer type is marshalled by its kind; int64 holds every one.
-		return encodeDepth(rv.Convert(reflect.TypeOf(int64(0))).Interface(), depth)
-	case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return encodeDepth(rv.Convert(reflect.TypeOf(uint64(0))).Interface(), depth)
-	case reflect.Float32:
-		return encodeDepth(float32(rv.Float()), depth)
-	case reflect.Float64:
-		return encodeDepth(rv.Float(), depth)
 	case reflect.Pointer:
 		if rv.IsNil() {
-			return outboxValue{T: "null"}, nil
+			// gocql.Marshal sends NULL for any nil pointer before it looks at the type.
+			return outboxValue{T: "nilptr"}, nil
+		}
+		if rv.Elem().Interface() == any(gocql.UnsetValue) {
+			return outboxValue{T: "null"}, nil // UNSET is seen only by its type: behind a pointer it is NULL
 		}
 		return encodeDepth(rv.Elem().Interface(), depth+1)
 	case reflect.Slice, reflect.Array:
 		if rv.Kind() == reflect.Slice && rv.IsNil() {
-			return outboxValue{T: "null"}, nil
+			// Only at the top (encodeDepth refuses nils deeper), where gocql sends NULL
+			// for a nil list, set or byte slice; a tuple needs its elements.
+			return outboxValue{T: "nilptr"}, nil
 		}
 		if rv.Type().Elem().Kind() == reflect.Uint8 {
-			// gocql marshals a named []byte (json.RawMessage) as a blob, and an array of
-			// bytes only as a UUID ([16]byte).
-			if rv.Kind() == reflect.Slice {
+			// gocql marshals a []byte-like slice (json.RawMessage) as bytes; anything else
+			// of bytes ([4]byte, []octet, a byte type with its own MarshalCQL) is refused.
+			if rv.Kind() == reflect.Slice && rv.Type().Elem() == reflect.TypeOf(byte(0)) {
 				return encodeDepth(rv.Bytes(), depth)
-			}
-			if rv.Len() == 16 {
-				var u gocql.UUID
-				reflect.Copy(reflect.ValueOf(u[:]), rv)
-				return encodeDepth(u, depth)
 			}
 			return outboxValue{}, fmt.Errorf("%w of type %T", ErrValue, v)
 		}
@@ -166,17 +190,24 @@ func encodeReflect(v any, depth int) (outboxValue, error) {
 		return out, nil
 	case reflect.Map:
 		if rv.IsNil() {
-			return outboxValue{T: "null"}, nil
+			// Only at the top: gocql sends NULL for a nil map into a map column, and a UDT
+			// of null fields for a nil map[string]any into a UDT column.
+			if rv.Type().Key().Kind() == reflect.String {
+				return outboxValue{T: "nilmap", V: "s"}, nil
+			}
+			return outboxValue{T: "nilmap"}, nil
 		}
 		out := outboxValue{T: "map"}
 		it := rv.MapRange()
 		for it.Next() {
+			if it.Key().Kind() == reflect.Pointer || it.Key().Kind() == reflect.Interface && it.Key().Elem().Kind() == reflect.Pointer {
+				return outboxValue{}, fmt.Errorf("%w: a map keyed by pointers", ErrValue)
+			}
 			k, err := encodeDepth(it.Key().Interface(), depth+1)
 			if err != nil {
 				return outboxValue{}, err
 			}
-			if k.T == "list" || k.T == "map" || k.T == "null" || k.T == "unset" || k.T == "bytes" {
-				// Decoded, such a key would not be a valid Go map key of the same meaning.
+			if !scalarKey(k.T) {
 				return outboxValue{}, fmt.Errorf("%w: a map keyed by %T", ErrValue, it.Key().Interface())
 			}
 			e, err := encodeDepth(it.Value().Interface(), depth+1)
@@ -185,23 +216,45 @@ func encodeReflect(v any, depth int) (outboxValue, error) {
 			}
 			out.K, out.L = append(out.K, k), append(out.L, e)
 		}
-		// In key order, so that the same map is always stored alike.
-		idx := make([]int, len(out.K))
-		for i := range idx {
-			idx[i] = i
+		if err := sortEntries(&out); err != nil {
+			return outboxValue{}, fmt.Errorf("%w: %v", ErrValue, err)
 		}
-		sort.Slice(idx, func(a, b int) bool {
-			ka, kb := out.K[idx[a]], out.K[idx[b]]
-			return ka.T < kb.T || (ka.T == kb.T && ka.V < kb.V)
-		})
-		k2, l2 := make([]outboxValue, len(idx)), make([]outboxValue, len(idx))
-		for i, j := range idx {
-			k2[i], l2[i] = out.K[j], out.L[j]
-		}
-		out.K, out.L = k2, l2
 		return out, nil
 	}
 	return outboxValue{}, fmt.Errorf("%w of type %T", ErrValue, v)
+}
+
+// scalarKey reports whether a stored type may be a map key: decoded, it is a comparable
+// Go value that means the same.
+func scalarKey(t string) bool {
+	switch t {
+	case "list", "map", "null", "unset", "bytes", "nilbytes", "nilptr", "nilmap", "inet", "varint", "decimal":
+		return false
+	}
+	return true
+}
+
+// sortEntries puts a map's entries in key order, so that one map is always stored alike,
+// and refuses two keys stored alike (a time in two zones, NaN twice): gocql would send
+// both, a decoded map holds one.
+func sortEntries(m *outboxValue) error {
+	idx := make([]int, len(m.K))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool {
+		ka, kb := m.K[idx[a]], m.K[idx[b]]
+		return ka.T < kb.T || (ka.T == kb.T && ka.V < kb.V)
+	})
+	k2, l2 := make([]outboxValue, len(idx)), make([]outboxValue, len(idx))
+	for i, j := range idx {
+		k2[i], l2[i] = m.K[j], m.L[j]
+		if i > 0 && k2[i].T == k2[i-1].T && k2[i].V == k2[i-1].V {
+			return fmt.Errorf("two map keys stored alike (%s %q)", k2[i].T, k2[i].V)
+		}
+	}
+	m.K, m.L = k2, l2
+	return nil
 }
 
 // decodeValue is strict: a value out of its type's range or with trailing text is an
@@ -233,10 +286,32 @@ func decodeDepth(v outboxValue, depth int) (any, error) {
 			err = errors.New("not 0 or 1")
 		}
 		out = v.V == "1"
+	case "nilptr":
+		return (*byte)(nil), nil
+	case "nilbytes":
+		return []byte(nil), nil
+	case "nilmap":
+		switch v.V {
+		case "s":
+			return map[string]any(nil), nil
+		case "":
+			return map[any]any(nil), nil
+		}
+		err = errors.New("not s or empty")
 	case "string":
 		out = v.V
+	case "string64":
+		var b []byte
+		b, err = base64.StdEncoding.DecodeString(v.V)
+		if err == nil && utf8.Valid(b) {
+			err = errors.New("valid UTF-8 is stored as string")
+		}
+		out = string(b)
 	case "bytes":
 		out, err = base64.StdEncoding.DecodeString(v.V)
+	case "uint":
+		u, err = parseU(strconv.IntSize)
+		out = uint(u)
 	case "int":
 		i, err = parseI(strconv.IntSize)
 		out = int(i)
@@ -269,7 +344,9 @@ func decodeDepth(v outboxValue, depth int) (any, error) {
 		u, err = parseU(64)
 		out = math.Float64frombits(u)
 	case "time":
-		out, err = time.Parse(time.RFC3339Nano, v.V)
+		var tm time.Time
+		tm, err = time.Parse(time.RFC3339Nano, v.V)
+		out = tm.UTC()
 	case "duration":
 		i, err = parseI(64)
 		out = time.Duration(i)
@@ -286,14 +363,18 @@ func decodeDepth(v outboxValue, depth int) (any, error) {
 	case "decimal":
 		out, err = decodeDecimal(v.V)
 	case "inet":
-		ip := net.ParseIP(v.V)
-		if ip == nil {
-			err = errors.New("not an IP address")
+		var b []byte
+		b, err = base64.StdEncoding.DecodeString(v.V)
+		if err == nil && len(b) != net.IPv4len && len(b) != net.IPv6len {
+			err = fmt.Errorf("an IP of %d bytes", len(b))
 		}
-		out = ip
+		out = net.IP(b)
 	case "list":
 		l := make([]any, len(v.L))
 		for i, e := range v.L {
+			if !inCollection(e.T) {
+				return nil, fmt.Errorf("outbox: a %s inside a list", e.T)
+			}
 			if l[i], err = decodeDepth(e, depth+1); err != nil {
 				return nil, err
 			}
@@ -310,16 +391,27 @@ func decodeDepth(v outboxValue, depth int) (any, error) {
 	return out, nil
 }
 
-// decodeMap gives map[string]any when every key is a string, else map[any]any.
+// inCollection reports whether a stored type may stand inside a list or map.
+func inCollection(t string) bool {
+	switch t {
+	case "null", "unset", "nilptr", "nilbytes", "nilmap":
+		return false
+	}
+	return true
+}
+
+// decodeMap gives map[string]any when every key is a string, else map[any]any. Keys are
+// what Append stores: scalars, none stored alike.
 func decodeMap(v outboxValue, depth int) (any, error) {
 	if len(v.K) != len(v.L) {
 		return nil, fmt.Errorf("outbox: a map of %d keys and %d values", len(v.K), len(v.L))
 	}
+	canon := outboxValue{K: make([]outboxValue, len(v.K)), L: v.L}
 	keys, vals := make([]any, len(v.K)), make([]any, len(v.L))
 	strKeys := true
 	for i := range v.K {
-		if v.K[i].T == "list" || v.K[i].T == "map" || v.K[i].T == "null" || v.K[i].T == "unset" || v.K[i].T == "bytes" {
-			return nil, fmt.Errorf("outbox: a map key of type %q", v.K[i].T)
+		if !scalarKey(v.K[i].T) || !inCollection(v.L[i].T) {
+			return nil, fmt.Errorf("outbox: a map entry of types %q, %q", v.K[i].T, v.L[i].T)
 		}
 		var err error
 		if keys[i], err = decodeDepth(v.K[i], depth+1); err != nil {
@@ -328,8 +420,14 @@ func decodeMap(v outboxValue, depth int) (any, error) {
 		if vals[i], err = decodeDepth(v.L[i], depth+1); err != nil {
 			return nil, err
 		}
+		if canon.K[i], err = encodeDepth(keys[i], depth+1); err != nil {
+			return nil, err
+		}
 		_, isStr := keys[i].(string)
 		strKeys = strKeys && isStr
+	}
+	if err := sortEntries(&canon); err != nil {
+		return nil, fmt.Errorf("outbox: %v", err)
 	}
 	if strKeys {
 		m := make(map[string]any, len(keys))
@@ -340,9 +438,6 @@ func decodeMap(v outboxValue, depth int) (any, error) {
 	}
 	m := make(map[any]any, len(keys))
 	for i, k := range keys {
-		if !reflect.TypeOf(k).Comparable() {
-			return nil, fmt.Errorf("outbox: a map key of type %T", k)
-		}
 		m[k] = vals[i]
 	}
 	return m, nil

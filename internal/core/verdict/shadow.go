@@ -448,7 +448,7 @@ func boundForm(v any, typ KeyType) string {
 	}
 	switch typ {
 	case KeyUUID:
-		if rv.Kind() == reflect.Array && rv.Len() == 16 && rv.Type().Elem().Kind() == reflect.Uint8 {
+		if rv.Kind() == reflect.Array && rv.Len() == 16 && rv.Type().Elem() == reflect.TypeOf(byte(0)) {
 			b := make([]byte, 16)
 			reflect.Copy(reflect.ValueOf(b), rv)
 			return "u:" + hex.EncodeToString(b)
