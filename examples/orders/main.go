@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -42,6 +43,8 @@ type config struct {
 	clockOffset    time.Duration // shifts this instance's clock: for skew drills only
 	replayEvery    time.Duration
 	measureEvery   time.Duration
+	addressMap     map[string]string // node address → the host:port to dial instead
+	naiveRetries   bool              // the nemesis test's control run only
 }
 
 func main() {
@@ -72,6 +75,9 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&c.clockOffset, "clock-offset", 0, "shift this instance's write clock (skew drills only)")
 	fs.DurationVar(&c.replayEvery, "replay-every", 30*time.Second, "how often the outbox is replayed")
 	fs.DurationVar(&c.measureEvery, "measure-clock-every", time.Minute, "how often the clock is measured against the cluster's")
+	var addrMap string
+	fs.StringVar(&addrMap, "address-map", "", "dial other addresses than the nodes announce (NAT, proxies): ip=ip:port,…")
+	fs.BoolVar(&c.naiveRetries, "naive-retries", false, "write with gocql's own retries and fresh timestamps: a control run's broken service, never for production")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -86,7 +92,32 @@ func parseFlags(args []string) (config, error) {
 	case c.rf < 1:
 		return c, fmt.Errorf("--replication-factor must be at least 1 (got %d)", c.rf)
 	}
+	if addrMap != "" {
+		c.addressMap = map[string]string{}
+		for _, pair := range strings.Split(addrMap, ",") {
+			ip, to, ok := strings.Cut(pair, "=")
+			host, port, err := net.SplitHostPort(to)
+			if n, perr := strconv.Atoi(port); !ok || err != nil || perr != nil || n < 1 || n > 65535 ||
+				net.ParseIP(ip) == nil || net.ParseIP(host) == nil {
+				return c, fmt.Errorf("--address-map: %q is not ip=ip:port", pair)
+			}
+			c.addressMap[net.ParseIP(ip).String()] = to
+		}
+	}
 	return c, nil
+}
+
+// translator dials the addresses of --address-map instead of those the nodes announce.
+func translator(m map[string]string) gocql.AddressTranslator {
+	return gocql.AddressTranslatorFunc(func(ip net.IP, port int) (net.IP, int) {
+		to, ok := m[ip.String()]
+		if !ok {
+			return ip, port
+		}
+		host, p, _ := net.SplitHostPort(to)
+		n, _ := strconv.Atoi(p)
+		return net.ParseIP(host), n
+	})
 }
 
 func envOr(name, def string) string {
@@ -101,6 +132,9 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	cluster.Timeout = cfg.timeout
 	cluster.ConnectTimeout = 5 * time.Second
 	cluster.Consistency = gocql.LocalQuorum
+	if cfg.addressMap != nil {
+		cluster.AddressTranslator = translator(cfg.addressMap)
+	}
 	session, err := cluster.CreateSession()
 	if err != nil {
 		return fmt.Errorf("connect to %s: %w", cfg.hosts, err)
@@ -128,7 +162,12 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	if err := policy.Err(); err != nil {
 		return err
 	}
-	svc, err := shop.New(ctx, session, cfg.keyspace, policy, log)
+	var opts []shop.Option
+	if cfg.naiveRetries {
+		log.Warn("--naive-retries: writes are retried by gocql with fresh timestamps; this instance can apply a write twice")
+		opts = append(opts, shop.NaiveRetries())
+	}
+	svc, err := shop.New(ctx, session, cfg.keyspace, policy, log, opts...)
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ const maxBody = 64 << 10
 //
 //	PUT    /customers/{id}           {"name","email","nickname"?,"tags"?}  replace a profile
 //	GET    /customers/{id}                                                 profile and order count
-//	POST   /orders                   {"customer","items":[…],"coupon"?}    Idempotency-Key required
+//	POST   /orders                   {"customer","items":[…],"coupon"?,"at"?} Idempotency-Key required
 //	GET    /orders/{id}
 //	POST   /orders/{id}/status       {"status","at"?}                      Idempotency-Key required
 //	GET    /orders/{id}/events
@@ -49,15 +49,11 @@ func (svc *Service) Handler() http.Handler {
 		return http.StatusOK, c, err
 	}))
 	mux.HandleFunc("POST /orders", svc.handle(func(r *http.Request) (int, any, error) {
-		var req struct {
-			Customer gocql.UUID `json:"customer"`
-			Items    []Item     `json:"items"`
-			Coupon   string     `json:"coupon"`
-		}
+		var req NewOrder
 		if err := decode(r, &req); err != nil {
 			return 0, nil, err
 		}
-		o, created, err := svc.PlaceOrder(r.Context(), r.Header.Get("Idempotency-Key"), req.Customer, req.Items, req.Coupon)
+		o, created, err := svc.PlaceOrder(r.Context(), r.Header.Get("Idempotency-Key"), req)
 		if created {
 			return http.StatusCreated, o, err
 		}

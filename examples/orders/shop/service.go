@@ -49,11 +49,23 @@ type Service struct {
 	// settleAfter is how long an LWT whose outcome is unknown waits before the SERIAL
 	// read that settles it (past cas_contention_timeout; see settle.LWT).
 	settleAfter time.Duration
+	naive       bool // NaiveRetries
 }
+
+// Option configures a Service.
+type Option func(*Service)
+
+// NaiveRetries makes the service write the way cqlsafe replaces, for a control run
+// only: the order batch, the counter and the status update go through gocql's own retry
+// policy (SimpleRetryPolicy, statements marked idempotent) with a fresh timestamp each
+// attempt, and no outbox. A lost response to the counter's UPDATE then counts an order
+// twice. The nemesis test (integration/nemesis) runs it to show that its checker finds
+// what goes wrong.
+func NaiveRetries() Option { return func(svc *Service) { svc.naive = true } }
 
 // New binds a Service to the keyspace (made by CreateSchema). Every write goes through
 // policy: pinned timestamps, retries only of what is repeatable, its outbox.
-func New(ctx context.Context, s *gocql.Session, keyspace string, policy *retry.Policy, log *slog.Logger) (*Service, error) {
+func New(ctx context.Context, s *gocql.Session, keyspace string, policy *retry.Policy, log *slog.Logger, opts ...Option) (*Service, error) {
 	if s == nil || policy == nil {
 		return nil, errors.New("shop: New needs a session and a policy")
 	}
@@ -61,6 +73,9 @@ func New(ctx context.Context, s *gocql.Session, keyspace string, policy *retry.P
 		log = slog.Default()
 	}
 	svc := &Service{s: s, ks: keyspace, policy: policy, log: log, settleAfter: 1500 * time.Millisecond}
+	for _, o := range opts {
+		o(svc)
+	}
 	var err error
 	if svc.customers, err = overwrite.Describe(ctx, s, keyspace, "customers"); err != nil {
 		return nil, err
@@ -145,24 +160,46 @@ func OrderID(idempotencyKey string) gocql.UUID {
 	return clientid.FromKey(orderNamespace, []byte(idempotencyKey))
 }
 
+// NewOrder is what a client asks for.
+type NewOrder struct {
+	Customer gocql.UUID `json:"customer"`
+	Items    []Item     `json:"items"`
+	Coupon   string     `json:"coupon,omitempty"`
+	// At is when the order was placed, by the client's clock (default: now). A client
+	// that re-sends a request sends the same At: the order's time and its "placed"
+	// event's id come from it, so even two attempts running at once write one order and
+	// one event.
+	At time.Time `json:"at,omitempty"`
+}
+
 // PlaceOrder places an order once per idempotency key. A request sent again with the
 // same key returns the order it placed (created is false) and writes nothing new.
 //
 // The writes, in order: the coupon's LWT (it decides whether the order may use it);
 // the order and its listing row in one logged batch through the policy (pinned
 // timestamp, retried: a re-sent INSERT rewrites the same cells at the same timestamp);
-// the "placed" event (its id from the key: appended once); the customer's counter,
-// which is sent once and never retried — a counter cannot be re-applied safely, so a
-// lost response there leaves the count approximate, and the order placed.
-func (svc *Service) PlaceOrder(ctx context.Context, key string, customer gocql.UUID, items []Item, coupon string) (o Order, created bool, err error) {
+// the "placed" event (its id from the key and At: appended once); the customer's
+// counter, which is sent once and never retried — a counter cannot be re-applied
+// safely, so a lost response there leaves the count approximate, and the order placed.
+func (svc *Service) PlaceOrder(ctx context.Context, key string, req NewOrder) (o Order, created bool, err error) {
 	if key == "" || len(key) > 200 {
 		return o, false, fmt.Errorf("%w: an Idempotency-Key header of 1 to 200 bytes is required", ErrInvalid)
 	}
-	if len(items) == 0 || len(items) > 100 {
+	if len(req.Items) == 0 || len(req.Items) > 100 {
 		return o, false, fmt.Errorf("%w: 1 to 100 items", ErrInvalid)
 	}
-	o = Order{ID: OrderID(key), Customer: customer, Items: map[string]int{}, Coupon: coupon, Status: "placed"}
-	for _, it := range items {
+	if req.Customer == (gocql.UUID{}) {
+		return o, false, fmt.Errorf("%w: a customer id is required", ErrInvalid)
+	}
+	if req.At.IsZero() {
+		req.At = time.Now()
+	}
+	if y := req.At.Year(); y < 2000 || y > 9999 {
+		return o, false, fmt.Errorf("%w: at %v is out of range", ErrInvalid, req.At)
+	}
+	o = Order{ID: OrderID(key), Customer: req.Customer, Items: map[string]int{}, Coupon: req.Coupon, Status: "placed",
+		PlacedAt: req.At.UTC().Truncate(time.Millisecond)} // a timestamp column keeps milliseconds
+	for _, it := range req.Items {
 		if it.SKU == "" || it.Qty <= 0 || it.UnitCents < 0 {
 			return o, false, fmt.Errorf("%w: item %+v: sku, qty > 0 and unit_cents ≥ 0 are required", ErrInvalid, it)
 		}
@@ -172,6 +209,7 @@ func (svc *Service) PlaceOrder(ctx context.Context, key string, customer gocql.U
 		o.Items[it.SKU] = it.Qty
 		o.TotalCents += int64(it.Qty) * it.UnitCents
 	}
+	customer, coupon := req.Customer, req.Coupon
 	if prev, err := svc.GetOrder(ctx, o.ID); err == nil {
 		// The same request again. Its first run may have stopped after the order's batch
 		// (a response lost for good): append the "placed" event again — same key, same
@@ -188,19 +226,18 @@ func (svc *Service) PlaceOrder(ctx context.Context, key string, customer gocql.U
 			return o, false, err
 		}
 	}
-	o.PlacedAt = time.Now().UTC().Truncate(time.Millisecond)
 	b := svc.s.NewBatch(gocql.LoggedBatch).WithContext(ctx)
 	b.Query(`INSERT INTO `+svc.ks+`.orders (id, customer, items, total_cents, coupon, placed_at) VALUES (?, ?, ?, ?, ?, ?)`,
 		o.ID, o.Customer, o.Items, o.TotalCents, nullable(coupon), o.PlacedAt)
 	b.Query(`INSERT INTO `+svc.ks+`.orders_by_customer (customer, id, total_cents, placed_at) VALUES (?, ?, ?, ?)`,
 		o.Customer, o.ID, o.TotalCents, o.PlacedAt)
-	if err := svc.writeErr("place order", svc.policy.ExecBatch(ctx, svc.s, b)); err != nil {
+	if err := svc.writeErr("place order", svc.execBatch(ctx, b)); err != nil {
 		return o, false, err
 	}
 	if _, err := svc.events.Append(ctx, o.ID.String(), placedEvent(o.PlacedAt, key)); err != nil {
 		return o, false, svc.writeErr("placed event", err)
 	}
-	err = svc.policy.Exec(ctx, svc.s.Query(`UPDATE `+svc.ks+`.customer_stats SET orders = orders + 1 WHERE customer = ?`, customer))
+	err = svc.exec(ctx, svc.s.Query(`UPDATE `+svc.ks+`.customer_stats SET orders = orders + 1 WHERE customer = ?`, customer))
 	if err != nil {
 		// The order stands; only the statistic may be off by one.
 		svc.log.Warn("order count not updated", "customer", customer, "order", o.ID, "err", err)
@@ -300,7 +337,7 @@ func (svc *Service) SetStatus(ctx context.Context, id gocql.UUID, key, status st
 		Payload: []byte(status), Key: []byte(key)}); err != nil {
 		return svc.writeErr("status event", err)
 	}
-	err := svc.policy.Exec(ctx, svc.s.Query(`UPDATE `+svc.ks+`.orders SET status = ? WHERE id = ?`, status, id),
+	err := svc.exec(ctx, svc.s.Query(`UPDATE `+svc.ks+`.orders SET status = ? WHERE id = ?`, status, id),
 		retry.AtTimestamp(at.UnixMicro()))
 	return svc.writeErr("status", err)
 }
@@ -343,6 +380,25 @@ func (svc *Service) UndeleteOrder(ctx context.Context, id gocql.UUID, command st
 	}
 	return err
 }
+
+// exec runs a write through the policy (NaiveRetries: through gocql's retries).
+func (svc *Service) exec(ctx context.Context, q *gocql.Query, opts ...retry.ExecOption) error {
+	if svc.naive {
+		return q.WithContext(ctx).Idempotent(true).RetryPolicy(naivePolicy).Exec()
+	}
+	return svc.policy.Exec(ctx, q, opts...)
+}
+
+// execBatch runs a batch through the policy (NaiveRetries: through gocql's retries).
+func (svc *Service) execBatch(ctx context.Context, b *gocql.Batch) error {
+	if svc.naive {
+		return svc.s.ExecuteBatch(b.WithContext(ctx).RetryPolicy(naivePolicy))
+	}
+	return svc.policy.ExecBatch(ctx, svc.s, b)
+}
+
+// naivePolicy is the retry policy of NaiveRetries.
+var naivePolicy = &gocql.SimpleRetryPolicy{NumRetries: 2}
 
 // writeErr turns a write's error into what the client should do: an outcome the
 // library could not settle means "send it again" (the write is idempotent by design,

@@ -1,0 +1,14 @@
+// Package nemesis runs cqlsafe inside a service under a nemesis, Jepsen-style: the
+// example service (examples/orders) as several instances in front of a three-node
+// Cassandra cluster (RF=3) on 127.0.0.11–13, a fault proxy before every node, a load
+// generator recording every request and its outcome, a seeded nemesis that kills and
+// pauses nodes, drops responses, injects server errors and latency, SIGKILLs service
+// instances mid-request and restarts them (their outbox replays), with clocks that
+// disagree between instances — and a checker that judges the history against what
+// Cassandra holds at the end.
+//
+// It runs when CQLSAFE_FAULTS=1 (CI sets it; the short mode) or CQLSAFE_NEMESIS=1, and
+// needs Java 17, Maven and the scripts in ../../scripts; otherwise its tests skip and
+// say so. CQLSAFE_NEMESIS_DURATION (default 100s) and CQLSAFE_NEMESIS_SEED set the long
+// run; see FAULTS.md for the command and figures.
+package nemesis

@@ -1,0 +1,241 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cqlsafe/cqlsafe/outbox"
+)
+
+// run is one load under one nemesis, settled and checked.
+type runSpec struct {
+	dur       time.Duration
+	limit     int64 // requests (0: until dur)
+	workers   int
+	customers int // per worker
+	mix       mix
+	faults    []string
+	gap       time.Duration
+	seed      uint64
+	skewBound time.Duration
+	// readBack: after each acknowledged profile put, read the row back (QUORUM) and
+	// count the put shadowed when the row holds an earlier put.
+	readBack bool
+}
+
+type runResult struct {
+	v        *verdict
+	n        *nemesis
+	requests int
+	elapsed  time.Duration
+	pending  int // outbox records left after the instances' last replay
+}
+
+func (e *env) run(t *testing.T, spec runSpec) runResult {
+	t.Helper()
+	h := &history{}
+	n := &nemesis{e: e, rng: rand.New(rand.NewPCG(spec.seed, 1)), faults: spec.faults, gap: spec.gap}
+	ctx, cancel := context.WithTimeout(context.Background(), spec.dur)
+	defer cancel()
+	nemDone := make(chan struct{})
+	go func() {
+		defer close(nemDone)
+		if len(spec.faults) > 0 {
+			n.run(ctx)
+		}
+	}()
+	start := time.Now()
+	var shadowed atomic.Int64
+	var readBack func(o *op)
+	if spec.readBack {
+		readBack = func(o *op) {
+			var name string
+			if err := e.direct.Query(`SELECT name FROM `+e.ks+`.customers WHERE id = ?`, o.Customer).Scan(&name); err != nil {
+				return
+			}
+			var seq int
+			if _, err := fmt.Sscanf(name, "name-%d", &seq); err == nil && seq < o.Seq {
+				shadowed.Add(1)
+			}
+		}
+	}
+	load(ctx, e, h, spec.workers, spec.customers, spec.seed, spec.mix, spec.limit, readBack)
+	elapsed := time.Since(start)
+	cancel()
+	<-nemDone
+	e.settle(t, n.counts[faultKillNode]+n.counts[faultPauseNode] > 0)
+	pending := 0
+	for _, in := range e.insts {
+		ob, err := outbox.Open(in.outbox)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := ob.Pending()
+		ob.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pending += len(p)
+	}
+	held, err := e.read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := check(h.ops, held, n, spec.skewBound)
+	v.readShadowed = int(shadowed.Load())
+	return runResult{v: v, n: n, requests: len(h.ops), elapsed: elapsed, pending: pending}
+}
+
+// settle heals the cluster and the proxies, lets every instance replay its outbox, and
+// stops them gracefully (a last replay).
+func (e *env) settle(t *testing.T, nodesFaulted bool) {
+	t.Helper()
+	e.heal()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	if nodesFaulted {
+		for i := 0; i < nodes; i++ {
+			_ = cluster.Resume(ctx, i)
+		}
+		if err := cluster.WaitUp(ctx, 3*time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, in := range e.insts {
+		if err := in.start(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(5 * time.Second) // two replay rounds (--replay-every 2s)
+	for _, in := range e.insts {
+		in.stop()
+	}
+}
+
+func (r runResult) report(t *testing.T, name string) {
+	t.Helper()
+	r.n.report(t)
+	var counts []string
+	for _, f := range allFaults {
+		counts = append(counts, fmt.Sprintf("%s %d", f, r.n.counts[f]))
+	}
+	t.Logf("%s: %d requests in %.0fs (%.1f/s); faults: %s; outbox records left %d\n%s",
+		name, r.requests, r.elapsed.Seconds(), float64(r.requests)/r.elapsed.Seconds(), strings.Join(counts, ", "), r.pending, r.v.summary())
+}
+
+// TestNemesisService: three instances of the example service, clocks 40 ms apart, under
+// every fault kind; every acknowledged request must be in Cassandra exactly once,
+// refused ones absent, unknown ones at most once, the outboxes empty at the end.
+func TestNemesisService(t *testing.T) {
+	bound := 150 * time.Millisecond
+	e := newEnv(t)
+	e.startInstances(t, "run", instanceConfig{offsets: []time.Duration{0, -40 * time.Millisecond, 40 * time.Millisecond}, maxClockOffset: bound})
+	faults := allFaults
+	if f := os.Getenv("CQLSAFE_NEMESIS_FAULTS"); f != "" {
+		// A subset, or "none" for the fault-free baseline of the throughput figures.
+		faults = nil
+		for _, k := range strings.Split(f, ",") {
+			if !slices.Contains(allFaults, k) && k != "none" {
+				t.Fatalf("CQLSAFE_NEMESIS_FAULTS: unknown fault %q (known: %s, none)", k, strings.Join(allFaults, ", "))
+			}
+			if k != "none" {
+				faults = append(faults, k)
+			}
+		}
+	}
+	r := e.run(t, runSpec{
+		dur: envDuration(t, "CQLSAFE_NEMESIS_DURATION", 100*time.Second), workers: 12, customers: 3,
+		mix: mix{status: 0.25, profile: 0.25}, faults: faults, gap: 2 * time.Second, seed: envSeed(t, 1),
+		// Two instances within the bound of the cluster's clock are at most 2×bound apart;
+		// the measurement's uncertainty adds a little.
+		skewBound: 2*bound + 50*time.Millisecond,
+	})
+	r.report(t, "nemesis")
+	for i, msg := range r.v.violations {
+		if i == 20 {
+			t.Errorf("… %d violations more", len(r.v.violations)-20)
+			break
+		}
+		t.Errorf("violation: %s", msg)
+	}
+	if r.pending > 0 {
+		t.Errorf("%d outbox records still pending after the last replay: unknown outcomes not settled", r.pending)
+	}
+	if r.v.outcomes["place"][outcomeOK] == 0 || r.v.outcomes["profile"][outcomeOK] == 0 || r.v.outcomes["status"][outcomeOK] == 0 {
+		t.Errorf("a request kind never succeeded: %v", r.v.outcomes)
+	}
+}
+
+// TestNemesisControl: the same service with gocql's own retries (NaiveRetries) under
+// dropped responses: the checker must find what goes wrong, or it proves nothing.
+func TestNemesisControl(t *testing.T) {
+	e := newEnv(t)
+	e.startInstances(t, "control", instanceConfig{offsets: []time.Duration{0, 0, 0}, maxClockOffset: time.Hour, naive: true})
+	r := e.run(t, runSpec{dur: 30 * time.Second, workers: 6, customers: 2, mix: mix{status: 0.2, profile: 0.1},
+		faults: []string{faultDrop}, gap: 2 * time.Second, seed: envSeed(t, 1)})
+	r.report(t, "control (naive retries)")
+	for i, msg := range r.v.violations {
+		if i < 5 {
+			t.Logf("control violation: %s", msg)
+		}
+	}
+	if len(r.v.violations) == 0 {
+		t.Fatal("the control run shows no violation: the checker cannot tell a naive service from cqlsafe's")
+	}
+}
+
+// TestNemesisClockSkew measures how many acknowledged profile overwrites are shadowed by
+// a put acknowledged earlier in real time, with the instances' clocks in step or 500 ms
+// apart either way, and with the guard (WithMaxClockOffset 100 ms) off or on.
+func TestNemesisClockSkew(t *testing.T) {
+	requireCluster(t)
+	skew := 500 * time.Millisecond
+	type row struct {
+		name    string
+		offsets []time.Duration
+		guard   time.Duration
+	}
+	rows := []row{
+		{"in step, no guard", []time.Duration{0, 0, 0}, time.Hour},
+		{"±500 ms, no guard", []time.Duration{0, skew, -skew}, time.Hour},
+		{"in step, guard 100 ms", []time.Duration{0, 0, 0}, 100 * time.Millisecond},
+		{"±500 ms, guard 100 ms", []time.Duration{0, skew, -skew}, 100 * time.Millisecond},
+	}
+	dur := envDuration(t, "CQLSAFE_NEMESIS_SKEW_DURATION", 10*time.Second)
+	table := []string{"| clocks | guard | acknowledged puts | refused or unknown | acknowledged, yet the row read back holds an earlier put | at the end, shadowed by an earlier acknowledged put |", "|---|---|---|---|---|---|"}
+	got := map[string]int{}
+	e := newEnv(t)
+	for k, r := range rows {
+		name := strings.NewReplacer(" ", "_", ",", "", "±", "pm").Replace(r.name)
+		t.Run(name, func(t *testing.T) {
+			e.startInstances(t, name, instanceConfig{offsets: r.offsets, maxClockOffset: r.guard})
+			res := e.run(t, runSpec{dur: dur, workers: 6, customers: 1, mix: mix{profile: 1}, seed: envSeed(t, 1) + uint64(k), readBack: true})
+			t.Log(res.v.summary())
+			p := res.v.outcomes["profile"]
+			guard := "off"
+			if r.guard < time.Hour {
+				guard = r.guard.String()
+			}
+			clocks := strings.Split(r.name, ",")[0]
+			table = append(table, fmt.Sprintf("| %s | %s | %d | %d | %d | %d |", clocks, guard, p[outcomeOK], p[outcomeRefused]+p[outcomeUnknown], res.v.readShadowed, res.v.shadowed))
+			got[r.name] = res.v.readShadowed + res.v.shadowed
+			if len(res.v.violations) > 0 {
+				t.Errorf("violations: %v", res.v.violations[:min(5, len(res.v.violations))])
+			}
+		})
+	}
+	t.Logf("clock skew (%v per configuration, 6 sequential writers, each put to a random instance of 3):\n%s", dur, strings.Join(table, "\n"))
+	if got[rows[0].name] != 0 || got[rows[2].name] != 0 || got[rows[3].name] != 0 {
+		t.Errorf("overwrites shadowed with clocks in step or with the guard on: %v", got)
+	}
+	if got[rows[1].name] == 0 {
+		t.Errorf("no overwrite shadowed with clocks 500 ms apart and no guard: the measurement cannot see skew")
+	}
+}
