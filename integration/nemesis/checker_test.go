@@ -42,7 +42,11 @@ type profileRow struct {
 func (e *env) read() (*held, error) {
 	h := &held{orders: map[gocql.UUID]orderRow{}, listing: map[gocql.UUID]int{}, perCust: map[gocql.UUID]int{},
 		counters: map[gocql.UUID]int64{}, events: map[string][]storedEvent{}, customers: map[gocql.UUID]profileRow{}}
-	q := func(cql string) *gocql.Iter { return e.direct.Query(cql).PageSize(5000).Iter() }
+	// At ALL: a write that reached any replica (an unknown outcome that applied on one) is
+	// seen in every table alike; the settled cluster has every node up.
+	q := func(cql string) *gocql.Iter {
+		return e.direct.Query(cql).Consistency(gocql.All).PageSize(5000).Iter()
+	}
 	var (
 		id, cust gocql.UUID
 		s1, s2   string
@@ -93,6 +97,7 @@ func (e *env) read() (*held, error) {
 type verdict struct {
 	outcomes   map[string]map[string]int // kind → outcome → requests
 	violations []string
+	kinds      map[string]int // violations by kind (violation* constants)
 	// Profile overwrites acknowledged yet shadowed by a put acknowledged earlier in real
 	// time (clock skew between instances), and how far apart the two were.
 	shadowed    int
@@ -105,13 +110,31 @@ type verdict struct {
 	readShadowed int
 }
 
+// Kinds of violation.
+const (
+	violationLost       = "acknowledged, lost"
+	violationTwice      = "applied twice"
+	violationRefused    = "refused, yet applied"
+	violationPartial    = "one batch applied in part"
+	violationStatus     = "status column not a change that applied"
+	violationCounted    = "counted twice"
+	violationMixed      = "a row mixing two puts"
+	violationShadowed   = "shadowed beyond the clock bound"
+	violationUnexpected = "a write no request made"
+)
+
 // check judges the history against what Cassandra holds. skewBound is how far apart in
 // real time two acknowledged overwrites may be and still land in the wrong order (0: no
 // bound: shadowed overwrites are counted, not violations).
 func check(hist []*op, h *held, n *nemesis, skewBound time.Duration) *verdict {
-	v := &verdict{outcomes: map[string]map[string]int{}}
-	violate := func(o *op, format string, args ...any) {
-		msg := fmt.Sprintf("%s %s (key %s, customer %s, tries %v, %s → %s, last %d %s): ", o.Kind, o.Outcome, o.Key,
+	v := &verdict{outcomes: map[string]map[string]int{}, kinds: map[string]int{}}
+	other := func(kind, format string, args ...any) {
+		v.kinds[kind]++
+		v.violations = append(v.violations, kind+": "+fmt.Sprintf(format, args...))
+	}
+	violate := func(o *op, kind, format string, args ...any) {
+		v.kinds[kind]++
+		msg := kind + ": " + fmt.Sprintf("%s %s (key %s, customer %s, tries %v, %s → %s, last %d %s): ", o.Kind, o.Outcome, o.Key,
 			o.Customer, o.Tries, o.Start.Format("15:04:05.000"), o.End.Format("15:04:05.000"), o.Code, o.Err) + fmt.Sprintf(format, args...)
 		if n != nil {
 			for _, ev := range n.around(o.Start, o.End, 2*time.Second) {
@@ -153,16 +176,18 @@ func check(hist []*op, h *held, n *nemesis, skewBound time.Duration) *verdict {
 			if row {
 				ordersPlaced[o.Customer]++
 			}
-			overlapping[o.Customer] += o.Unanswered
+			if row {
+				overlapping[o.Customer] += o.Overlaps
+			}
 			switch {
 			case placed > 1 || listing > 1:
-				violate(o, "applied twice: %d placed events, %d listing rows", placed, listing)
+				violate(o, violationTwice, "%d placed events, %d listing rows", placed, listing)
 			case o.Outcome == outcomeOK && (!row || listing != 1 || placed != 1):
-				violate(o, "acknowledged, yet order row %v, listing rows %d, placed events %d", row, listing, placed)
+				violate(o, violationLost, "order row %v, listing rows %d, placed events %d", row, listing, placed)
 			case o.Outcome == outcomeRefused && (row || listing > 0 || placed > 0):
-				violate(o, "refused, yet order row %v, listing rows %d, placed events %d", row, listing, placed)
+				violate(o, violationRefused, "order row %v, listing rows %d, placed events %d", row, listing, placed)
 			case row != (listing == 1):
-				violate(o, "one logged batch applied in part: order row %v, listing rows %d", row, listing)
+				violate(o, violationPartial, "order row %v, listing rows %d", row, listing)
 			case o.Outcome == outcomeUnknown && row && placed == 0:
 				v.partial++
 			}
@@ -184,11 +209,11 @@ func check(hist []*op, h *held, n *nemesis, skewBound time.Duration) *verdict {
 			o, ok := expectedStatusEvents[ev.id]
 			switch {
 			case !ok:
-				v.violations = append(v.violations, fmt.Sprintf("order %s: a status event %s (%s) no request made", stream, ev.id, ev.payload))
+				other(violationUnexpected, "order %s: a status event %s (%s) no request made", stream, ev.id, ev.payload)
 			case o.Outcome == outcomeRefused:
-				violate(o, "refused, yet its event is in the log")
+				violate(o, violationRefused, "its event is in the log")
 			case ev.payload != o.Status:
-				violate(o, "its event says %q", ev.payload)
+				violate(o, violationUnexpected, "its event says %q", ev.payload)
 			}
 		}
 	}
@@ -201,22 +226,24 @@ func check(hist []*op, h *held, n *nemesis, skewBound time.Duration) *verdict {
 		var latestOK *op
 		for _, o := range ops {
 			if o.Outcome == outcomeOK && !present[clientid.TimeUUIDFromKey(o.At, []byte(o.Key))] {
-				violate(o, "acknowledged, its event is not in the log")
+				violate(o, violationLost, "its event is not in the log")
 			}
 			if o.Outcome == outcomeOK && (latestOK == nil || o.At.After(latestOK.At)) {
 				latestOK = o
 			}
 		}
-		if latestOK == nil {
-			continue
-		}
 		if !exists {
-			violate(latestOK, "acknowledged, the order row is gone")
+			if latestOK != nil {
+				violate(latestOK, violationLost, "the order row is gone")
+			}
 			continue
 		}
-		if row.statusW < latestOK.At.UnixMicro() {
-			violate(latestOK, "acknowledged at event time %d, the column holds %q written at %d", latestOK.At.UnixMicro(), row.status, row.statusW)
+		if latestOK != nil && row.statusW < latestOK.At.UnixMicro() {
+			violate(latestOK, violationStatus, "acknowledged at event time %d, the column holds %q written at %d", latestOK.At.UnixMicro(), row.status, row.statusW)
 			continue
+		}
+		if row.statusW == 0 && row.status == "" {
+			continue // no change applied to the column (none acknowledged, checked above)
 		}
 		matched := false
 		for _, o := range ops {
@@ -225,15 +252,21 @@ func check(hist []*op, h *held, n *nemesis, skewBound time.Duration) *verdict {
 			}
 		}
 		if !matched {
-			violate(latestOK, "the column holds %q at %d, which no request that could apply wrote", row.status, row.statusW)
+			other(violationStatus, "order %s: the column holds %q at %d, which no request that could apply wrote", order, row.status, row.statusW)
+		}
+	}
+	// An order no status request named must have no status.
+	for id, row := range h.orders {
+		if _, asked := statusByOrder[id]; !asked && (row.status != "" || row.statusW != 0) {
+			other(violationStatus, "order %s: the column holds %q at %d, and no request changed its status", id, row.status, row.statusW)
 		}
 	}
 
 	// Counters: an order is counted at most once.
 	for cust, n := range h.counters {
 		if int(n) > h.perCust[cust]+overlapping[cust] {
-			v.violations = append(v.violations, fmt.Sprintf("customer %s: %d orders counted, %d placed (%d attempts overlapped another): an increment applied twice",
-				cust, n, h.perCust[cust], overlapping[cust]))
+			other(violationCounted, "customer %s: %d orders counted, %d placed (%d attempts of them overlapped another)",
+				cust, n, h.perCust[cust], overlapping[cust])
 		}
 	}
 	for cust, n := range ordersPlaced {
@@ -255,23 +288,23 @@ func check(hist []*op, h *held, n *nemesis, skewBound time.Duration) *verdict {
 		row, exists := h.customers[cust]
 		if !exists {
 			if lastOK != nil {
-				violate(lastOK, "acknowledged, the customer row is missing")
+				violate(lastOK, violationLost, "the customer row is missing")
 			}
 			continue
 		}
 		var seq int
 		if _, err := fmt.Sscanf(row.name, "name-%d", &seq); err != nil || seq < 1 || seq > len(ops) {
-			v.violations = append(v.violations, fmt.Sprintf("customer %s: row %+v is no put's", cust, row))
+			other(violationUnexpected, "customer %s: row %+v is no put's", cust, row)
 			continue
 		}
 		src := ops[seq-1]
 		want := profileBody(cust, seq)
 		nick, _ := want["nickname"].(string)
 		if row.email != want["email"] || row.nickname != nick || strings.Join(row.tags, ",") != strings.Join(want["tags"].([]string), ",") {
-			violate(src, "the row mixes puts: %+v", row)
+			violate(src, violationMixed, "%+v", row)
 		}
 		if src.Outcome == outcomeRefused {
-			violate(src, "refused, yet the row is its")
+			violate(src, violationRefused, "the row is its")
 		}
 		if lastOK == nil || seq >= lastOK.Seq {
 			continue
@@ -286,8 +319,10 @@ func check(hist []*op, h *held, n *nemesis, skewBound time.Duration) *verdict {
 				v.shadowed++
 				v.shadowedGap = append(v.shadowedGap, gap)
 			}
-			if src.Outcome == outcomeOK && skewBound > 0 && gap > skewBound {
-				violate(o, "acknowledged, shadowed by put %d (%s) acknowledged %v earlier: beyond the clock bound %v", src.Seq, src.Key, gap, skewBound)
+			// An unknown put is judged too: every attempt of it pinned its timestamp when it
+			// arrived, before the client gave up, and an outbox replay keeps that timestamp.
+			if src.Outcome != outcomeRefused && skewBound > 0 && gap > skewBound {
+				violate(o, violationShadowed, "by put %d (%s, %s) ended %v before this one began: beyond the clock bound %v", src.Seq, src.Key, src.Outcome, gap, skewBound)
 			}
 		}
 	}
@@ -306,6 +341,14 @@ func (v *verdict) summary() string {
 		l := slices.Clone(v.latencies)
 		slices.Sort(l)
 		fmt.Fprintf(&b, "acknowledged latency p50 %v, p99 %v\n", l[len(l)/2].Round(time.Millisecond), l[len(l)*99/100].Round(time.Millisecond))
+	}
+	if len(v.kinds) > 0 {
+		var ks []string
+		for k, n := range v.kinds {
+			ks = append(ks, fmt.Sprintf("%s %d", k, n))
+		}
+		sort.Strings(ks)
+		fmt.Fprintf(&b, "violations by kind: %s\n", strings.Join(ks, ", "))
 	}
 	fmt.Fprintf(&b, "violations %d; shadowed acknowledged overwrites %d; unknown orders applied in part %d; order increments lost (sent once) %d",
 		len(v.violations), v.shadowed, v.partial, v.lostCounts)

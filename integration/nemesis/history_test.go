@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -38,12 +40,12 @@ type op struct {
 	Start    time.Time
 	End      time.Time
 	Tries    []int // instances tried, in order
-	// Unanswered counts the attempts that got no answer: the client timed out or the
-	// instance died. Such an attempt may still be running when the next one starts.
-	Unanswered int
-	Code       int // the last HTTP status (0: no answer)
-	Outcome    string
-	Err        string
+	// Overlaps counts the attempts the client gave up on (its timeout) before sending
+	// the request again: such an attempt may still run while the next one does.
+	Overlaps int
+	Code     int // the last HTTP status (0: no answer)
+	Outcome  string
+	Err      string
 }
 
 // history is every request of a run.
@@ -92,7 +94,10 @@ func (c *client) send(ctx context.Context, o *op, method, path string, body any)
 		resp, err := c.http.Do(req)
 		if err != nil {
 			o.Code, o.Err = 0, err.Error()
-			o.Unanswered++
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() && try < maxTries-1 && ctx.Err() == nil {
+				o.Overlaps++ // a next attempt follows while this one may still run
+			}
 			continue
 		}
 		msg, _ := io.ReadAll(resp.Body)

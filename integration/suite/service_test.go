@@ -141,7 +141,8 @@ func TestExampleServiceUnderFaults(t *testing.T) {
 
 	// An order whose batch response is dropped: acknowledged, applied once, both rows at
 	// one pinned timestamp; the counter once.
-	order := map[string]any{"customer": customer, "items": []map[string]any{{"sku": "A-1", "qty": 2, "unit_cents": 1250}}}
+	placedAt := time.Now().Add(-time.Hour).UTC().Truncate(time.Millisecond)
+	order := map[string]any{"customer": customer, "at": placedAt, "items": []map[string]any{{"sku": "A-1", "qty": 2, "unit_cents": 1250}}}
 	st.px.SetRule(faultproxy.DropNext(1, faultproxy.Writes("orders_by_customer")))
 	var placed shop.Order
 	if c := st.call("POST", "/orders", "req-1", order, &placed); c != 201 {
@@ -216,7 +217,7 @@ func TestExampleServiceUnderFaults(t *testing.T) {
 
 	// A coupon whose LWT answer is lost: settled by a SERIAL read, the order placed; the
 	// coupon then refused to another order, which writes nothing.
-	withCoupon := map[string]any{"customer": customer, "coupon": "WELCOME", "items": []map[string]any{{"sku": "B", "qty": 1, "unit_cents": 99}}}
+	withCoupon := map[string]any{"customer": customer, "at": placedAt, "coupon": "WELCOME", "items": []map[string]any{{"sku": "B", "qty": 1, "unit_cents": 99}}}
 	st.px.SetRule(faultproxy.DropNext(1, faultproxy.Writes("coupons")))
 	var couponed shop.Order
 	if c := st.call("POST", "/orders", "req-3", withCoupon, &couponed); c != 201 {
@@ -273,9 +274,12 @@ func TestExampleServiceUnderFaults(t *testing.T) {
 
 	// Rejected input: 400, nothing written.
 	for _, bad := range []map[string]any{
-		{"customer": customer, "items": []map[string]any{}},
-		{"customer": customer, "items": []map[string]any{{"sku": "A", "qty": 0, "unit_cents": 1}}},
-		{"customer": customer, "items": []map[string]any{{"sku": "A", "qty": 1}}, "extra": 1},
+		{"customer": customer, "at": placedAt, "items": []map[string]any{}},
+		{"customer": customer, "at": placedAt, "items": []map[string]any{{"sku": "A", "qty": 0, "unit_cents": 1}}},
+		{"customer": customer, "at": placedAt, "items": []map[string]any{{"sku": "A", "qty": 1}}, "extra": 1},
+		{"customer": customer, "items": []map[string]any{{"sku": "A", "qty": 1}}},
+		{"customer": customer, "at": time.Now().Add(time.Hour), "items": []map[string]any{{"sku": "A", "qty": 1}}},
+		{"customer": customer, "at": placedAt, "items": []map[string]any{{"sku": "A", "qty": 2_000_000_000_000}}},
 	} {
 		if c := st.call("POST", "/orders", "bad-1", bad, nil); c != 400 {
 			t.Errorf("bad order %v: %d, want 400", bad, c)
@@ -295,7 +299,7 @@ func TestExampleServiceUnderFaults(t *testing.T) {
 	// the outbox. Sent again, the request completes; the outbox replays the batch with
 	// its timestamp: one order, one listing row, at the first attempt's timestamp.
 	st.px.SetRule(faultproxy.DropNext(10, faultproxy.Writes("orders_by_customer")))
-	order5 := map[string]any{"customer": customer, "items": []map[string]any{{"sku": "C", "qty": 3, "unit_cents": 10}}}
+	order5 := map[string]any{"customer": customer, "at": placedAt, "items": []map[string]any{{"sku": "C", "qty": 3, "unit_cents": 10}}}
 	if c := st.call("POST", "/orders", "req-5", order5, nil); c != 503 {
 		t.Fatalf("POST order, every batch response dropped: %d, want 503", c)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 
@@ -19,9 +20,9 @@ const maxBody = 64 << 10
 //
 //	PUT    /customers/{id}           {"name","email","nickname"?,"tags"?}  replace a profile
 //	GET    /customers/{id}                                                 profile and order count
-//	POST   /orders                   {"customer","items":[…],"coupon"?,"at"?} Idempotency-Key required
+//	POST   /orders                   {"customer","items":[…],"coupon"?,"at"}  Idempotency-Key required
 //	GET    /orders/{id}
-//	POST   /orders/{id}/status       {"status","at"?}                      Idempotency-Key required
+//	POST   /orders/{id}/status       {"status","at"}                       Idempotency-Key required
 //	GET    /orders/{id}/events
 //	DELETE /orders/{id}                                                    Idempotency-Key names the delete
 //	POST   /orders/{id}/undelete     {"command"}                           the delete's key
@@ -179,6 +180,9 @@ func decode(r *http.Request, v any) error {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("%w: body: %v", ErrInvalid, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("%w: body: more than one JSON value", ErrInvalid)
 	}
 	return nil
 }

@@ -165,11 +165,29 @@ type NewOrder struct {
 	Customer gocql.UUID `json:"customer"`
 	Items    []Item     `json:"items"`
 	Coupon   string     `json:"coupon,omitempty"`
-	// At is when the order was placed, by the client's clock (default: now). A client
-	// that re-sends a request sends the same At: the order's time and its "placed"
-	// event's id come from it, so even two attempts running at once write one order and
-	// one event.
-	At time.Time `json:"at,omitempty"`
+	// At is when the order was placed, by the client's clock (required; at most a minute
+	// ahead of the server's). A client that re-sends a request sends the same At: the
+	// order's time and its "placed" event's id come from it, so even two attempts running
+	// at once write one order and one event.
+	At time.Time `json:"at"`
+}
+
+// Bounds of an order's numbers: the total of 100 items stays far inside int64.
+const (
+	maxQty       = 1_000_000
+	maxUnitCents = 10_000_000_000
+	maxFuture    = time.Minute // how far ahead of the server's clock a client's time may be
+)
+
+// validAt checks a client's time: given, after 2000, at most maxFuture ahead.
+func validAt(at time.Time) error {
+	switch {
+	case at.IsZero():
+		return fmt.Errorf("%w: at (the client's time of the change, RFC 3339) is required", ErrInvalid)
+	case at.Year() < 2000 || at.After(time.Now().Add(maxFuture)):
+		return fmt.Errorf("%w: at %v is before 2000 or more than %v ahead of this server's clock", ErrInvalid, at, maxFuture)
+	}
+	return nil
 }
 
 // PlaceOrder places an order once per idempotency key. A request sent again with the
@@ -179,8 +197,13 @@ type NewOrder struct {
 // the order and its listing row in one logged batch through the policy (pinned
 // timestamp, retried: a re-sent INSERT rewrites the same cells at the same timestamp);
 // the "placed" event (its id from the key and At: appended once); the customer's
-// counter, which is sent once and never retried — a counter cannot be re-applied
-// safely, so a lost response there leaves the count approximate, and the order placed.
+// counter, which the policy sends once and never retries — a counter cannot be
+// re-applied safely. The count is a statistic: a lost response leaves it one short, and
+// two attempts of one request running at once (a client that gave up on the first
+// while it still ran) can both find no order and both count it.
+//
+// A key is remembered as long as its order exists: the same key with another request
+// (customer, items, coupon or time) is a conflict, and after a delete the key is free.
 func (svc *Service) PlaceOrder(ctx context.Context, key string, req NewOrder) (o Order, created bool, err error) {
 	if key == "" || len(key) > 200 {
 		return o, false, fmt.Errorf("%w: an Idempotency-Key header of 1 to 200 bytes is required", ErrInvalid)
@@ -191,17 +214,18 @@ func (svc *Service) PlaceOrder(ctx context.Context, key string, req NewOrder) (o
 	if req.Customer == (gocql.UUID{}) {
 		return o, false, fmt.Errorf("%w: a customer id is required", ErrInvalid)
 	}
-	if req.At.IsZero() {
-		req.At = time.Now()
+	if err := validAt(req.At); err != nil {
+		return o, false, err
 	}
-	if y := req.At.Year(); y < 2000 || y > 9999 {
-		return o, false, fmt.Errorf("%w: at %v is out of range", ErrInvalid, req.At)
+	if len(req.Coupon) > 64 {
+		return o, false, fmt.Errorf("%w: coupon code over 64 bytes", ErrInvalid)
 	}
 	o = Order{ID: OrderID(key), Customer: req.Customer, Items: map[string]int{}, Coupon: req.Coupon, Status: "placed",
 		PlacedAt: req.At.UTC().Truncate(time.Millisecond)} // a timestamp column keeps milliseconds
 	for _, it := range req.Items {
-		if it.SKU == "" || it.Qty <= 0 || it.UnitCents < 0 {
-			return o, false, fmt.Errorf("%w: item %+v: sku, qty > 0 and unit_cents ≥ 0 are required", ErrInvalid, it)
+		if it.SKU == "" || len(it.SKU) > 64 || it.Qty <= 0 || it.Qty > maxQty || it.UnitCents < 0 || it.UnitCents > maxUnitCents {
+			return o, false, fmt.Errorf("%w: item %+v: a sku of 1 to 64 bytes, qty 1 to %d and unit_cents 0 to %d are required",
+				ErrInvalid, it, maxQty, int64(maxUnitCents))
 		}
 		if _, dup := o.Items[it.SKU]; dup {
 			return o, false, fmt.Errorf("%w: sku %q given twice", ErrInvalid, it.SKU)
@@ -211,6 +235,9 @@ func (svc *Service) PlaceOrder(ctx context.Context, key string, req NewOrder) (o
 	}
 	customer, coupon := req.Customer, req.Coupon
 	if prev, err := svc.GetOrder(ctx, o.ID); err == nil {
+		if !sameOrder(prev, o) {
+			return prev, false, fmt.Errorf("%w: Idempotency-Key %q was used for another order", ErrConflict, key)
+		}
 		// The same request again. Its first run may have stopped after the order's batch
 		// (a response lost for good): append the "placed" event again — same key, same
 		// time, so the same event id, and nothing new if it is there.
@@ -245,6 +272,20 @@ func (svc *Service) PlaceOrder(ctx context.Context, key string, req NewOrder) (o
 	return o, true, nil
 }
 
+// sameOrder reports whether a stored order is the one a request asks for.
+func sameOrder(stored, asked Order) bool {
+	if stored.Customer != asked.Customer || stored.TotalCents != asked.TotalCents || stored.Coupon != asked.Coupon ||
+		!stored.PlacedAt.Equal(asked.PlacedAt) || len(stored.Items) != len(asked.Items) {
+		return false
+	}
+	for sku, q := range asked.Items {
+		if stored.Items[sku] != q {
+			return false
+		}
+	}
+	return true
+}
+
 // placedEvent is the event of an order placed at (stored to the millisecond, so a
 // re-sent request rebuilds it from the row) with the request's key.
 func placedEvent(at time.Time, key string) eventlog.Event {
@@ -255,9 +296,6 @@ func placedEvent(at time.Time, key string) eventlog.Event {
 // when its outcome is unknown, settle.LWT reads the row at SERIAL, which completes or
 // fences the Paxos round, and says whether it applied.
 func (svc *Service) redeem(ctx context.Context, code string, order gocql.UUID) error {
-	if len(code) > 64 {
-		return fmt.Errorf("%w: coupon code over 64 bytes", ErrInvalid)
-	}
 	stmt := retry.Statement{CQL: `INSERT INTO ` + svc.ks + `.coupons (code, order_id) VALUES (?, ?) IF NOT EXISTS`,
 		Values: []any{code, order}}
 	var holder gocql.UUID
@@ -315,10 +353,12 @@ func (svc *Service) GetOrder(ctx context.Context, id gocql.UUID) (Order, error) 
 	return o, nil
 }
 
-// SetStatus records a status change: an event in the order's log, then the order's
-// status column written at the event's time, so the column always holds the latest
-// event's status, whatever order the requests arrive in. A request sent again with the
-// same key and time appends nothing new and writes the same cell.
+// SetStatus records a status change made at at (the client's time, required): an event
+// in the order's log, then the order's status column written at the event's time, so
+// the column holds the latest acknowledged change, whatever order the requests arrive
+// in. A request sent again with the same key and time appends nothing new and writes the
+// same cell. A request whose outcome stayed unknown may have appended its event without
+// writing the column (its instance died in between): sent again, it completes.
 func (svc *Service) SetStatus(ctx context.Context, id gocql.UUID, key, status string, at time.Time) error {
 	if key == "" || len(key) > 200 {
 		return fmt.Errorf("%w: an Idempotency-Key header of 1 to 200 bytes is required", ErrInvalid)
@@ -326,8 +366,8 @@ func (svc *Service) SetStatus(ctx context.Context, id gocql.UUID, key, status st
 	if !statuses[status] {
 		return fmt.Errorf("%w: unknown status %q", ErrInvalid, status)
 	}
-	if at.IsZero() {
-		at = time.Now()
+	if err := validAt(at); err != nil {
+		return err
 	}
 	at = at.UTC().Truncate(time.Microsecond)
 	if _, err := svc.GetOrder(ctx, id); err != nil {
@@ -373,7 +413,7 @@ func (svc *Service) UndeleteOrder(ctx context.Context, id gocql.UUID, command st
 	switch {
 	case errors.Is(err, tombstone.ErrNoTombstone):
 		return fmt.Errorf("%w: %v", ErrNotFound, err)
-	case errors.Is(err, tombstone.ErrNotLastDelete), errors.Is(err, tombstone.ErrRowExists):
+	case errors.Is(err, tombstone.ErrNotLastDelete), errors.Is(err, tombstone.ErrRowExists), errors.Is(err, tombstone.ErrRestoreShadowed):
 		return fmt.Errorf("%w: %v", ErrConflict, err)
 	case errors.Is(err, tombstone.ErrNotRestored), errors.Is(err, tombstone.ErrRestoreUnknown):
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
