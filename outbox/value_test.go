@@ -152,6 +152,10 @@ func TestOutboxValueRefused(t *testing.T) {
 	}
 	for name, v := range map[string]any{
 		"struct":             struct{ A int }{1},
+		"named string":       status("paid"),
+		"named int":          level(-7),
+		"nil inside a list":  []any{nil},
+		"nil map inside":     []map[string]int{nil},
 		"own MarshalCQL":     selfMarshaled{},
 		"list of MarshalCQL": []any{selfMarshaled{}},
 		"map keyed by list":  map[[2]int]int{{1, 2}: 3},

@@ -77,7 +77,7 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&c.measureEvery, "measure-clock-every", time.Minute, "how often the clock is measured against the cluster's")
 	var addrMap string
 	fs.StringVar(&addrMap, "address-map", "", "dial other addresses than the nodes announce (NAT, proxies): ip=ip:port,…")
-	fs.BoolVar(&c.naiveRetries, "naive-retries", false, "write with gocql's own retries and fresh timestamps: a control run's broken service, never for production")
+	fs.BoolVar(&c.naiveRetries, "naive-retries", false, "re-send writes on any error with fresh timestamps: a control run's broken service, never for production")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -164,7 +164,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	var opts []shop.Option
 	if cfg.naiveRetries {
-		log.Warn("--naive-retries: writes are retried by gocql with fresh timestamps; this instance can apply a write twice")
+		log.Warn("--naive-retries: writes are re-sent on any error with fresh timestamps; this instance can apply a write twice")
 		opts = append(opts, shop.NaiveRetries())
 	}
 	svc, err := shop.New(ctx, session, cfg.keyspace, policy, log, opts...)

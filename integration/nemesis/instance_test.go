@@ -34,7 +34,7 @@ type env struct {
 type instanceConfig struct {
 	offsets        []time.Duration // one per instance: its clock's offset
 	maxClockOffset time.Duration   // the guard's bound (WithMaxClockOffset)
-	naive          bool            // the control: gocql's own retries
+	naive          bool            // the control: writes re-sent on any error (NaiveRetries)
 }
 
 // newEnv creates a keyspace with RF=3, the service's schema, and a fault proxy in front
@@ -137,10 +137,9 @@ type instance struct {
 	outbox string
 	args   []string
 
-	mu       sync.Mutex
-	cmd      *exec.Cmd
-	exited   chan struct{}
-	restarts int
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan struct{}
 }
 
 // start runs the instance and waits until it serves (it replays its outbox first).
@@ -205,10 +204,4 @@ func (in *instance) signal(sig syscall.Signal) {
 		_ = cmd.Process.Kill()
 		<-exited
 	}
-}
-
-func (in *instance) running() bool {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	return in.cmd != nil
 }

@@ -20,6 +20,9 @@ const (
 	faultUnavailable  = "unavailable"   // answer a share of writes Unavailable without sending them
 	faultLatency      = "latency"       // add latency before every request
 	faultKillInstance = "kill-instance" // SIGKILL a service instance mid-request, restart it
+	// faultDropCounter drops every response to the counter's UPDATE for a while, and
+	// nothing else: the control run's fault (no lost increment can hide a double one).
+	faultDropCounter = "drop-counter"
 )
 
 var allFaults = []string{faultKillNode, faultPauseNode, faultDrop, faultWriteTimeout, faultUnavailable, faultLatency, faultKillInstance}
@@ -63,11 +66,11 @@ func (n *nemesis) sleep(ctx context.Context, d time.Duration) {
 	}
 }
 
-// share is a rule applying a to a share of the writes, seeded.
-func share(fraction float64, seed uint64, a faultproxy.Action) faultproxy.Rule {
+// share is a rule applying a to a share of the writes whose text holds substr, seeded.
+func share(fraction float64, seed uint64, substr string, a faultproxy.Action) faultproxy.Rule {
 	var mu sync.Mutex
 	rng := rand.New(rand.NewPCG(seed, 7))
-	match := faultproxy.Writes("")
+	match := faultproxy.Writes(substr)
 	return func(r faultproxy.Request) faultproxy.Action {
 		if !match(r) {
 			return faultproxy.Forward
@@ -129,7 +132,7 @@ func (n *nemesis) inject(ctx context.Context, fault string) {
 		if err := cluster.Resume(bg, i); err != nil {
 			ev.Err = "resume: " + err.Error()
 		}
-	case faultDrop, faultWriteTimeout, faultUnavailable:
+	case faultDrop, faultWriteTimeout, faultUnavailable, faultDropCounter:
 		frac := 0.1 + 0.2*n.rng.Float64()
 		ev.Target = fmt.Sprintf("%.0f%% of writes", frac*100)
 		a := faultproxy.DropResponse
@@ -139,8 +142,13 @@ func (n *nemesis) inject(ctx context.Context, fault string) {
 		case faultUnavailable:
 			a = faultproxy.Reply(faultproxy.Unavailable())
 		}
+		substr := ""
+		if fault == faultDropCounter {
+			// Every counter response: each attempt applies, none is answered.
+			frac, substr, ev.Target = 1, "customer_stats", "every counter response"
+		}
 		for i, px := range e.proxies {
-			px.SetRule(share(frac, n.rng.Uint64()+uint64(i), a))
+			px.SetRule(share(frac, n.rng.Uint64()+uint64(i), substr, a))
 		}
 		n.sleep(ctx, d)
 		e.heal()
