@@ -130,8 +130,10 @@ func (r runResult) report(t *testing.T, name string) {
 	t.Helper()
 	r.n.report(t)
 	var counts []string
-	for _, f := range allFaults {
-		counts = append(counts, fmt.Sprintf("%s %d", f, r.n.counts[f]))
+	for _, f := range append(allFaults, faultDropCounter) {
+		if n := r.n.counts[f]; n > 0 {
+			counts = append(counts, fmt.Sprintf("%s %d", f, n))
+		}
 	}
 	t.Logf("%s: %d requests in %.0fs (%.1f/s); faults: %s; outbox records left %d\n%s",
 		name, r.requests, r.elapsed.Seconds(), float64(r.requests)/r.elapsed.Seconds(), strings.Join(counts, ", "), r.pending, r.v.summary())
