@@ -9,6 +9,8 @@
 //
 // It runs when CQLSAFE_FAULTS=1 (CI sets it; the short mode) or CQLSAFE_NEMESIS=1, and
 // needs Java 17, Maven and the scripts in ../../scripts; otherwise its tests skip and
-// say so. CQLSAFE_NEMESIS_DURATION (default 100s) and CQLSAFE_NEMESIS_SEED set the long
-// run; see FAULTS.md for the command and figures.
+// say so. CQLSAFE_NEMESIS_DURATION (default 100s), CQLSAFE_NEMESIS_GAP (the mean pause
+// between faults, default 2s) and CQLSAFE_NEMESIS_SEED set the long run (it prints its
+// progress every 5 minutes);
+// see FAULTS.md for the command and figures.
 package nemesis

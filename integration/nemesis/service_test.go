@@ -66,10 +66,19 @@ func (e *env) run(t *testing.T, spec runSpec) runResult {
 			}
 		}
 	}
+	progressDone := make(chan struct{})
+	if spec.dur >= 10*time.Minute {
+		// A long run says how far it is every 5 minutes, on stderr (go test -v holds t.Log
+		// back until the test ends).
+		go progress(ctx, h, n, start, 5*time.Minute, progressDone)
+	} else {
+		close(progressDone)
+	}
 	load(ctx, e, h, spec.workers, spec.customers, spec.seed, spec.mix, spec.limit, readBack)
 	elapsed := time.Since(start)
 	cancel()
 	<-nemDone
+	<-progressDone
 	e.settle(t, n.counts[faultKillNode]+n.counts[faultPauseNode] > 0)
 	pending := 0
 	for _, in := range e.insts {
@@ -126,6 +135,28 @@ func (e *env) settle(t *testing.T, nodesFaulted bool) {
 	}
 }
 
+// progress prints the requests and faults so far every period until ctx ends.
+func progress(ctx context.Context, h *history, n *nemesis, start time.Time, period time.Duration, done chan<- struct{}) {
+	defer close(done)
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		h.mu.Lock()
+		ops := len(h.ops)
+		h.mu.Unlock()
+		n.mu.Lock()
+		faults := fmt.Sprint(n.counts)
+		n.mu.Unlock()
+		el := time.Since(start)
+		fmt.Fprintf(os.Stderr, "nemesis: %v: %d requests (%.1f/s), faults %s\n", el.Round(time.Second), ops, float64(ops)/el.Seconds(), faults)
+	}
+}
+
 func (r runResult) report(t *testing.T, name string) {
 	t.Helper()
 	r.n.report(t)
@@ -161,7 +192,7 @@ func TestNemesisService(t *testing.T) {
 	}
 	r := e.run(t, runSpec{
 		dur: envDuration(t, "CQLSAFE_NEMESIS_DURATION", 100*time.Second), workers: 12, customers: 3,
-		mix: mix{status: 0.25, profile: 0.25}, faults: faults, gap: 2 * time.Second, seed: envSeed(t, 1),
+		mix: mix{status: 0.25, profile: 0.25}, faults: faults, gap: envDuration(t, "CQLSAFE_NEMESIS_GAP", 2*time.Second), seed: envSeed(t, 1),
 		// Two instances within the bound of the cluster's clock are at most 2×bound apart;
 		// the measurement's uncertainty adds a little.
 		skewBound: 2*bound + 50*time.Millisecond,
