@@ -35,12 +35,16 @@ func setUp(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "FAIL nemesis:", err)
 		return 1
 	}
+	// The example service builds while the cluster starts.
 	binary = filepath.Join(workDir, "orders")
-	build := exec.Command("go", "build", "-o", binary, "github.com/cqlsafe/cqlsafe/examples/orders")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "FAIL nemesis: build the example service: %v\n%s", err, out)
-		return 1
-	}
+	built := make(chan error, 1)
+	go func() {
+		out, err := exec.Command("go", "build", "-o", binary, "github.com/cqlsafe/cqlsafe/examples/orders").CombinedOutput()
+		if err != nil {
+			err = fmt.Errorf("%w\n%s", err, out)
+		}
+		built <- err
+	}()
 	script, _ := filepath.Abs("../../scripts/native-node.sh")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	start := time.Now()
@@ -50,8 +54,13 @@ func setUp(m *testing.M) int {
 	}
 	cancel()
 	defer cluster.Close(context.Background())
+	buildErr := <-built
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "FAIL nemesis: cluster: %v\n", err)
+		return 1
+	}
+	if buildErr != nil {
+		fmt.Fprintf(os.Stderr, "FAIL nemesis: build the example service: %v\n", buildErr)
 		return 1
 	}
 	fmt.Fprintf(os.Stderr, "nemesis: %d-node cluster up in %.0fs; logs in %s\n", nodes, time.Since(start).Seconds(), workDir)
@@ -61,6 +70,10 @@ func setUp(m *testing.M) int {
 	}
 	return code
 }
+
+// longMode reports whether the nemesis was asked for by name (CQLSAFE_NEMESIS=1): every
+// configuration runs. Under CQLSAFE_FAULTS=1 alone (CI) the short mode runs.
+func longMode() bool { return os.Getenv("CQLSAFE_NEMESIS") == "1" }
 
 func requireCluster(t *testing.T) {
 	t.Helper()

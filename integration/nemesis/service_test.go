@@ -190,9 +190,14 @@ func TestNemesisService(t *testing.T) {
 			}
 		}
 	}
+	// The short mode (CI) fits every fault kind once into 80 s with a mean pause of 1 s.
+	dur, gap := 80*time.Second, time.Second
+	if longMode() {
+		dur, gap = 100*time.Second, 2*time.Second
+	}
 	r := e.run(t, runSpec{
-		dur: envDuration(t, "CQLSAFE_NEMESIS_DURATION", 100*time.Second), workers: 12, customers: 3,
-		mix: mix{status: 0.25, profile: 0.25}, faults: faults, gap: envDuration(t, "CQLSAFE_NEMESIS_GAP", 2*time.Second), seed: envSeed(t, 1),
+		dur: envDuration(t, "CQLSAFE_NEMESIS_DURATION", dur), workers: 12, customers: 3,
+		mix: mix{status: 0.25, profile: 0.25}, faults: faults, gap: envDuration(t, "CQLSAFE_NEMESIS_GAP", gap), seed: envSeed(t, 1),
 		// Two instances within the bound of the cluster's clock are at most 2×bound apart;
 		// the measurement's uncertainty adds a little.
 		skewBound: 2*bound + 50*time.Millisecond,
@@ -204,6 +209,11 @@ func TestNemesisService(t *testing.T) {
 			break
 		}
 		t.Errorf("violation: %s", msg)
+	}
+	for _, f := range faults {
+		if r.n.counts[f] == 0 {
+			t.Errorf("fault %s never injected: the run was too short for every kind (CQLSAFE_NEMESIS_DURATION)", f)
+		}
 	}
 	if r.pending > 0 {
 		t.Errorf("%d outbox records still pending after the last replay: unknown outcomes not settled", r.pending)
@@ -240,7 +250,8 @@ func controlShows(v *verdict) bool { return v.kinds[violationCounted]+v.kinds[vi
 
 // TestNemesisClockSkew measures how many acknowledged profile overwrites are shadowed by
 // a put acknowledged earlier in real time, with the instances' clocks in step or 500 ms
-// apart either way, and with the guard (WithMaxClockOffset 100 ms) off or on.
+// apart either way, and with the guard (WithMaxClockOffset 100 ms) off or on. The short
+// mode runs the two rows with the clocks apart.
 func TestNemesisClockSkew(t *testing.T) {
 	requireCluster(t)
 	skew := 500 * time.Millisecond
@@ -248,22 +259,28 @@ func TestNemesisClockSkew(t *testing.T) {
 		name    string
 		offsets []time.Duration
 		guard   time.Duration
+		seed    uint64 // added to the run's seed: a row's load is the same in both modes
 	}
 	rows := []row{
-		{"in step, no guard", []time.Duration{0, 0, 0}, time.Hour},
-		{"±500 ms, no guard", []time.Duration{0, skew, -skew}, time.Hour},
-		{"in step, guard 100 ms", []time.Duration{0, 0, 0}, 100 * time.Millisecond},
-		{"±500 ms, guard 100 ms", []time.Duration{0, skew, -skew}, 100 * time.Millisecond},
+		{"in step, no guard", []time.Duration{0, 0, 0}, time.Hour, 0},
+		{"±500 ms, no guard", []time.Duration{0, skew, -skew}, time.Hour, 1},
+		{"in step, guard 100 ms", []time.Duration{0, 0, 0}, 100 * time.Millisecond, 2},
+		{"±500 ms, guard 100 ms", []time.Duration{0, skew, -skew}, 100 * time.Millisecond, 3},
+	}
+	if !longMode() {
+		// The short mode (CI) keeps the two rows with the clocks apart: what skew does
+		// without the guard, and that the guard bounds it.
+		rows = []row{rows[1], rows[3]}
 	}
 	dur := envDuration(t, "CQLSAFE_NEMESIS_SKEW_DURATION", 10*time.Second)
 	table := []string{"| clocks | guard | acknowledged puts | refused or unknown | acknowledged, yet the row read back holds an earlier put | at the end, shadowed by an earlier acknowledged put |", "|---|---|---|---|---|---|"}
 	got := map[string]int{}
 	e := newEnv(t)
-	for k, r := range rows {
+	for _, r := range rows {
 		name := strings.NewReplacer(" ", "_", ",", "", "±", "pm").Replace(r.name)
 		t.Run(name, func(t *testing.T) {
 			e.startInstances(t, name, instanceConfig{offsets: r.offsets, maxClockOffset: r.guard})
-			res := e.run(t, runSpec{dur: dur, workers: 6, customers: 1, mix: mix{profile: 1}, seed: envSeed(t, 1) + uint64(k), readBack: true})
+			res := e.run(t, runSpec{dur: dur, workers: 6, customers: 1, mix: mix{profile: 1}, seed: envSeed(t, 1) + r.seed, readBack: true})
 			t.Log(res.v.summary())
 			p := res.v.outcomes["profile"]
 			guard := "off"
@@ -279,10 +296,13 @@ func TestNemesisClockSkew(t *testing.T) {
 		})
 	}
 	t.Logf("clock skew (%v per configuration, 6 sequential writers, each put to a random instance of 3):\n%s", dur, strings.Join(table, "\n"))
-	if got[rows[0].name] != 0 || got[rows[2].name] != 0 || got[rows[3].name] != 0 {
-		t.Errorf("overwrites shadowed with clocks in step or with the guard on: %v", got)
-	}
-	if got[rows[1].name] == 0 {
-		t.Errorf("no overwrite shadowed with clocks 500 ms apart and no guard: the measurement cannot see skew")
+	for _, r := range rows {
+		skewed := slices.ContainsFunc(r.offsets, func(d time.Duration) bool { return d != 0 })
+		switch {
+		case (!skewed || r.guard < time.Hour) && got[r.name] != 0:
+			t.Errorf("%s: %d overwrites shadowed with clocks in step or with the guard on", r.name, got[r.name])
+		case skewed && r.guard >= time.Hour && got[r.name] == 0:
+			t.Errorf("%s: no overwrite shadowed with clocks 500 ms apart and no guard: the measurement cannot see skew", r.name)
+		}
 	}
 }
