@@ -44,6 +44,9 @@ type nemesis struct {
 	faults []string
 	gap    time.Duration // mean pause between faults
 
+	// firstRound is closed when every fault kind has run once (at once without faults).
+	firstRound chan struct{}
+
 	mu     sync.Mutex
 	events []event
 	counts map[string]int
@@ -90,6 +93,9 @@ func (n *nemesis) run(ctx context.Context) {
 	order := append([]string(nil), n.faults...)
 	n.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 	for k := 0; ctx.Err() == nil; k++ {
+		if k == len(order) {
+			close(n.firstRound)
+		}
 		n.sleep(ctx, n.gap/2+time.Duration(n.rng.Int64N(int64(n.gap))))
 		if ctx.Err() != nil {
 			return
