@@ -7,7 +7,7 @@
 //
 // It understands CQL protocol v3/v4 framing (9-byte headers; gocql v1.7.0 speaks v4) and
 // maps prepared statement ids to their text, so rules can match EXECUTE and BATCH
-// requests by statement. It listens on 127.0.0.1 only.
+// requests by statement. It listens on loopback only.
 package faultproxy
 
 import (
@@ -132,8 +132,17 @@ type Stats struct {
 }
 
 // Start listens on 127.0.0.1 (a random port) and forwards to target (host:port).
-func Start(target string) (*Proxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func Start(target string) (*Proxy, error) { return StartOn("127.0.0.1", target) }
+
+// StartOn listens on a loopback address (a random port) and forwards to target. Proxies
+// in front of several nodes want one address each: gocql v1.7's host policies drop
+// hosts by IP alone (policies.go, cowHostList.remove), so one node going DOWN takes
+// every node that shares its translated IP out of the query plan.
+func StartOn(host, target string) (*Proxy, error) {
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return nil, fmt.Errorf("faultproxy: %q is not a loopback address", host)
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		return nil, fmt.Errorf("faultproxy: listen: %w", err)
 	}

@@ -58,7 +58,10 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(func() { s.Query("DROP KEYSPACE IF EXISTS " + e.ks).Exec() })
 	e.direct = s
 	for i := 0; i < nodes; i++ {
-		px, err := faultproxy.Start(cluster.Addr(i) + ":9042")
+		// One loopback address per proxy (127.0.0.21, .22, …): gocql drops hosts from its
+		// query plan by IP, so proxies sharing one IP would all leave it when one node
+		// goes down (see faultproxy.StartOn).
+		px, err := faultproxy.StartOn(fmt.Sprintf("127.0.0.%d", 21+i), cluster.Addr(i)+":9042")
 		if err != nil {
 			t.Fatal(err)
 		}
