@@ -76,7 +76,7 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&c.replayEvery, "replay-every", 30*time.Second, "how often the outbox is replayed")
 	fs.DurationVar(&c.measureEvery, "measure-clock-every", time.Minute, "how often the clock is measured against the cluster's")
 	var addrMap string
-	fs.StringVar(&addrMap, "address-map", "", "dial other addresses than the nodes announce (NAT, proxies): ip=ip:port,…")
+	fs.StringVar(&addrMap, "address-map", "", "dial other addresses than the nodes announce (NAT, proxies): ip=ip:port,…, one IP per node")
 	fs.BoolVar(&c.naiveRetries, "naive-retries", false, "re-send writes on any error with fresh timestamps: a control run's broken service, never for production")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -102,6 +102,18 @@ func parseFlags(args []string) (config, error) {
 				return c, fmt.Errorf("--address-map: %q is not ip=ip:port", pair)
 			}
 			c.addressMap[net.ParseIP(ip).String()] = to
+		}
+		// gocql (v1.7, and the v2 driver) takes hosts out of its query plan by IP alone:
+		// when one of two nodes dialled at the same IP goes down, both leave it.
+		byIP := map[string]string{}
+		for node, to := range c.addressMap {
+			host, _, _ := net.SplitHostPort(to)
+			ip := net.ParseIP(host).String()
+			if other, dup := byIP[ip]; dup {
+				return c, fmt.Errorf("--address-map: nodes %s and %s are both dialled at %s: give each node its own IP "+
+					"(gocql drops every host of an IP from its query plan when one of them goes down)", min(node, other), max(node, other), ip)
+			}
+			byIP[ip] = node
 		}
 	}
 	return c, nil
