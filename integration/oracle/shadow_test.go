@@ -3,6 +3,7 @@ package oracle
 import (
 	"context"
 	"fmt"
+	"math/big"
 	"reflect"
 	"strings"
 	"testing"
@@ -25,6 +26,7 @@ func TestShadowedBatchShapes(t *testing.T) {
 		"sh":  "(k text, c int, l list<int>, s list<int> static, v int, m map<int, int>, tu timeuuid, PRIMARY KEY (k, c))",
 		"shu": "(k uuid PRIMARY KEY, l list<int>, v int)",
 		"sht": "(k text, c timeuuid, l list<int>, v int, PRIMARY KEY (k, c))",
+		"shv": "(k varint PRIMARY KEY, l list<int>, v int)",
 	}
 	for name, cols := range ddl {
 		for _, side := range []string{"_a", "_b"} {
@@ -37,6 +39,7 @@ func TestShadowedBatchShapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := gocql.TimeUUID()
+	negVarint, _ := new(big.Int).SetString("-98765432109876543210", 10)
 	type entry struct {
 		cql    string
 		values []any
@@ -81,6 +84,17 @@ func TestShadowedBatchShapes(t *testing.T) {
 		{"now() clustering key under a partition delete", "sht", []entry{
 			{"DELETE FROM %s WHERE k = ?", []any{"a"}},
 			{"INSERT INTO %s (k, c, l, v) VALUES ('a', now(), [1], 1)", nil}}},
+		// A negative key is one literal (the lexer reads its sign apart); a varint bound
+		// as *big.Int is compared by value.
+		{"control: the DELETE hits another negative varint", "shv", []entry{
+			{"DELETE FROM %s WHERE k = -98765432109876543211", nil},
+			{"UPDATE %s SET l = l + [1] WHERE k = ?", []any{negVarint}}}},
+		{"negative varint key, literal against bound *big.Int", "shv", []entry{
+			{"DELETE FROM %s WHERE k = -98765432109876543210", nil},
+			{"UPDATE %s SET l = l + [1], v = 2 WHERE k = ?", []any{negVarint}}}},
+		{"negative varint key, bound *big.Int delete, literal insert", "shv", []entry{
+			{"DELETE FROM %s WHERE k = ?", []any{negVarint}},
+			{"INSERT INTO %s (k, l) VALUES (-98765432109876543210, [4, 5])", nil}}},
 	} {
 		control := strings.HasPrefix(tc.name, "control:")
 		t.Run(tc.name, func(t *testing.T) {
@@ -115,13 +129,17 @@ func TestShadowedBatchShapes(t *testing.T) {
 						}
 					}
 					key := "'a'"
-					if tc.table == "shu" {
+					switch tc.table {
+					case "shu":
 						key = u.String()
+					case "shv":
+						key = negVarint.String()
 					}
 					setup := map[string]string{
 						"sh":  "INSERT INTO %s (k, c, l, s, v, m) VALUES ('a', %d, [7, 8], [5], 1, {1: 1})",
 						"shu": "INSERT INTO %s (k, l, v) VALUES (" + key + ", [7, 8], 1)",
 						"sht": "INSERT INTO %s (k, c, l, v) VALUES ('a', " + u.String() + ", [7, 8], 1)",
+						"shv": "INSERT INTO %s (k, l, v) VALUES (" + key + ", [7, 8], 1)",
 					}[tc.table]
 					for _, c := range []int{0, 3} {
 						q := fmt.Sprintf(setup, table, c)

@@ -321,6 +321,15 @@ func (c *classifier) restrictionOf(ks, table, col string, val []cqltext.Token) (
 			return restriction{col: col, typ: typ, lit: f, marker: -1}, true
 		}
 	}
+	// A negative number: cqltext lexes its sign apart; written as one word (-5, not - 5)
+	// it is the literal -5.
+	if len(val) == 2 && val[0].IsPunct("-") && val[1].Kind == cqltext.Number && val[0].End == val[1].Pos &&
+		!strings.HasPrefix(val[1].Text, "-") {
+		neg := cqltext.Token{Kind: cqltext.Number, Text: "-" + val[1].Text, Pos: val[0].Pos, End: val[1].End}
+		if f, ok := literalForm(neg, typ); ok {
+			return restriction{col: col, typ: typ, lit: f, marker: -1}, true
+		}
+	}
 	if typ == KeyUUID {
 		var b strings.Builder
 		for _, tok := range val {
@@ -458,6 +467,13 @@ func boundForm(v any, typ KeyType) string {
 			return "s:" + rv.String()
 		}
 	case KeyInteger:
+		if n, ok := v.(*big.Int); ok {
+			// A varint: gocql marshals it by value (minimal two's complement).
+			if n == nil {
+				return ""
+			}
+			return "i:" + n.String()
+		}
 		switch rv.Kind() {
 		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 			return "i:" + strconv.FormatInt(rv.Int(), 10)

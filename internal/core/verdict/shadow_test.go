@@ -2,6 +2,7 @@ package verdict_test
 
 import (
 	"math"
+	"math/big"
 	"testing"
 
 	"github.com/cqlsafe/cqlsafe/internal/core/verdict"
@@ -104,6 +105,18 @@ func TestShadowedListWrite(t *testing.T) {
 			[]any{[16]byte{1}, [16]byte{1}}, true},
 		{"JSON insert under a literal delete", shadowSchema,
 			b(`DELETE FROM t WHERE k = 'a' AND c = 0; INSERT INTO t JSON '{"k": "a", "c": 0, "l": [1], "v": 2}'`), nil, true},
+		{"negative literal against a bound value", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c = -22969; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = ?"), []any{int32(-22969)}, true},
+		{"negative literal in an INSERT against a bound delete", shadowSchema,
+			b("DELETE FROM t WHERE k = ? AND c = ?; INSERT INTO t (k, c, l) VALUES ('a', -7, [1])"), []any{"a", int64(-7)}, true},
+		{"negative double literal against a bound value", shadowSchema,
+			b("DELETE FROM d WHERE k = -1.5; UPDATE d SET l = l + [1] WHERE k = ?"), []any{-1.5}, true},
+		{"bound *big.Int (varint) against its literal", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c = 123456789012345678901234567890; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = ?"),
+			[]any{bigInt("123456789012345678901234567890")}, true},
+		{"negative bound *big.Int against a negative literal", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c = ?; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = -98765432109876543210"),
+			[]any{bigInt("-98765432109876543210")}, true},
 		{"static list under a partition delete", shadowSchema,
 			b("DELETE FROM t WHERE k = 'a'; UPDATE t SET s = s + [1] WHERE k = 'a'"), nil, true},
 
@@ -169,6 +182,17 @@ func TestShadowedListWrite(t *testing.T) {
 			[]any{1}, false},
 		{"bound string for an integer key", shadowSchema,
 			b("DELETE FROM t WHERE k = 'a' AND c = 0; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = ?"), []any{"0"}, false},
+		{"negative literal against the positive bound value", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c = -5; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = ?"), []any{5}, false},
+		{"a spaced minus is not judged a literal", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c = - 5; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = ?"), []any{-5}, false},
+		{"a minus before a bind marker", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c = -?; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = ?"), []any{5, -5}, false},
+		{"another *big.Int", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c = 123456789012345678901234567890; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = ?"),
+			[]any{bigInt("123456789012345678901234567891")}, false},
+		{"nil *big.Int", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c = 0; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = ?"), []any{(*big.Int)(nil)}, false},
 		{"-0.0 is not 0.0", shadowSchema,
 			b("DELETE FROM d WHERE k = -0.0; UPDATE d SET l = l + [1] WHERE k = ?"), []any{0.0}, false},
 		{"bound -0.0 is not bound 0.0", shadowSchema,
@@ -289,4 +313,12 @@ func TestTimestampLiteralNow(t *testing.T) {
 			t.Errorf("%s %v: idempotent %v, want %v (%q)", tc.cql, tc.values, v.Idempotent, tc.want, v.Reasons)
 		}
 	}
+}
+
+func bigInt(s string) *big.Int {
+	n, ok := new(big.Int).SetString(s, 10)
+	if !ok {
+		panic(s)
+	}
+	return n
 }
