@@ -85,8 +85,10 @@ func (x sessionSchema) KeyType(keyspace, table, column string) KeyType {
 	switch cm.Type.Type() {
 	case gocql.TypeVarchar, gocql.TypeText, gocql.TypeAscii:
 		return KeyText
-	case gocql.TypeTinyInt, gocql.TypeSmallInt, gocql.TypeInt, gocql.TypeBigInt, gocql.TypeVarint:
+	case gocql.TypeTinyInt, gocql.TypeSmallInt, gocql.TypeInt, gocql.TypeBigInt:
 		return KeyInteger
+	case gocql.TypeVarint:
+		return KeyVarint
 	case gocql.TypeDouble:
 		return KeyDouble
 	case gocql.TypeFloat:

@@ -65,6 +65,7 @@ const (
 	KeyFloat   = verdict.KeyFloat
 	KeyBoolean = verdict.KeyBoolean
 	KeyUUID    = verdict.KeyUUID
+	KeyVarint  = verdict.KeyVarint
 )
 
 // KeyTypeSchema is the optional part of a Schema that answers key types.

@@ -101,7 +101,11 @@ func parseFlags(args []string) (config, error) {
 				net.ParseIP(ip) == nil || net.ParseIP(host) == nil {
 				return c, fmt.Errorf("--address-map: %q is not ip=ip:port", pair)
 			}
-			c.addressMap[net.ParseIP(ip).String()] = to
+			node := net.ParseIP(ip).String()
+			if _, dup := c.addressMap[node]; dup {
+				return c, fmt.Errorf("--address-map: node %s given twice", node)
+			}
+			c.addressMap[node] = to
 		}
 		// gocql (v1.7, and the v2 driver) takes hosts out of its query plan by IP alone:
 		// when one of two nodes dialled at the same IP goes down, both leave it.

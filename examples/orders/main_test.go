@@ -19,6 +19,7 @@ func TestParseFlags(t *testing.T) {
 		{"--address-map", "127.0.0.11=localhost:9042"},
 		{"--address-map", "node1=127.0.0.1:9042"},
 		{"--address-map", "127.0.0.11=127.0.0.1:0"},
+		{"--address-map", "127.0.0.11=127.0.0.21:19042,127.0.0.11=127.0.0.22:19042"},
 		// Two nodes at one IP: one going down would take both out of gocql's query plan.
 		{"--address-map", "127.0.0.11=127.0.0.1:19042,127.0.0.12=127.0.0.1:19043"},
 		{"stray"},

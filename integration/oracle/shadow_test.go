@@ -164,7 +164,13 @@ func TestShadowedBatchShapes(t *testing.T) {
 					if i == 1 {
 						exec()
 					}
-					holds[i] = readPartition(t, s, table, key)
+					readKey := key
+					if tc.table == "shv" {
+						// The whole table: a bound key that marshalled to other bytes than
+						// the literal's would write another partition.
+						readKey = ""
+					}
+					holds[i] = readPartition(t, s, table, readKey)
 				}
 				if control && holds[0] == holds[1] {
 					t.Errorf("control, protocol batch %v: once and twice are the same, the test cannot see a repeat\n%s", protocol, holds[0])
@@ -182,11 +188,15 @@ func TestShadowedBatchShapes(t *testing.T) {
 	}
 }
 
-// readPartition is what Cassandra holds in partition key of table: every row as JSON,
-// and v's WRITETIME and TTL.
+// readPartition is what Cassandra holds in partition key of table (the whole table when
+// key is ""): every row as JSON, and v's WRITETIME and TTL.
 func readPartition(t *testing.T, s *gocql.Session, table, key string) string {
 	t.Helper()
-	iter := s.Query("SELECT JSON * FROM " + table + " WHERE k = " + key).Iter()
+	where := " WHERE k = " + key
+	if key == "" {
+		where = ""
+	}
+	iter := s.Query("SELECT JSON * FROM " + table + where).Iter()
 	var rows []string
 	var row string
 	for iter.Scan(&row) {
@@ -195,7 +205,7 @@ func readPartition(t *testing.T, s *gocql.Session, table, key string) string {
 	if err := iter.Close(); err != nil {
 		t.Fatal(err)
 	}
-	meta := s.Query("SELECT WRITETIME(v), TTL(v) FROM " + table + " WHERE k = " + key).Iter()
+	meta := s.Query("SELECT WRITETIME(v), TTL(v) FROM " + table + where).Iter()
 	var wt, ttl *int64
 	for meta.Scan(&wt, &ttl) {
 		rows = append(rows, fmt.Sprint(derefInt(wt), derefInt(ttl)))

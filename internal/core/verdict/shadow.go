@@ -64,11 +64,12 @@ type KeyType int
 const (
 	KeyOther   KeyType = iota
 	KeyText            // text, varchar, ascii
-	KeyInteger         // tinyint, smallint, int, bigint, varint
+	KeyInteger         // tinyint, smallint, int, bigint
 	KeyDouble          // double
 	KeyFloat           // float
 	KeyBoolean         // boolean
 	KeyUUID            // uuid, timeuuid
+	KeyVarint          // varint: an integer of any size (also bound as *big.Int)
 )
 
 // KeyTypeSchema is implemented by schemas that know column types. With it, a key given
@@ -308,7 +309,7 @@ func (c *classifier) restrictionOf(ks, table, col string, val []cqltext.Token) (
 		// (type) value: the hint decides how the value is read; only a hint of the
 		// column's own kind of type keeps the forms comparable (not integers: int and
 		// bigint read the same digits into different bytes).
-		if hintType(val[1]) != typ || typ == KeyInteger || typ == KeyOther || len(val) != len(hinted)+3 {
+		if hintType(val[1]) != typ || typ == KeyInteger || typ == KeyVarint || typ == KeyOther || len(val) != len(hinted)+3 {
 			return restriction{}, false
 		}
 		val = hinted
@@ -391,7 +392,7 @@ func literalForm(tok cqltext.Token, typ KeyType) (string, bool) {
 	switch {
 	case typ == KeyText && tok.Kind == cqltext.String && utf8.ValidString(tok.Text):
 		return "s:" + tok.Text, true
-	case typ == KeyInteger && tok.Kind == cqltext.Number:
+	case (typ == KeyInteger || typ == KeyVarint) && tok.Kind == cqltext.Number:
 		if n, ok := new(big.Int).SetString(tok.Text, 10); ok {
 			return "i:" + n.String(), true
 		}
@@ -417,7 +418,7 @@ func jsonForm(raw json.RawMessage, typ KeyType) string {
 		if !bytes.Contains(raw, []byte(`\u`)) && utf8.Valid(raw) && json.Unmarshal(raw, &str) == nil {
 			return "s:" + str
 		}
-	case KeyInteger:
+	case KeyInteger, KeyVarint:
 		if n, ok := new(big.Int).SetString(string(raw), 10); ok {
 			return "i:" + n.String()
 		}
@@ -466,10 +467,11 @@ func boundForm(v any, typ KeyType) string {
 		if rv.Kind() == reflect.String && utf8.ValidString(rv.String()) {
 			return "s:" + rv.String()
 		}
-	case KeyInteger:
+	case KeyInteger, KeyVarint:
 		if n, ok := v.(*big.Int); ok {
-			// A varint: gocql marshals it by value (minimal two's complement).
-			if n == nil {
+			// gocql marshals a *big.Int into a varint by value (minimal two's
+			// complement); into the fixed-size types it does not.
+			if n == nil || typ != KeyVarint {
 				return ""
 			}
 			return "i:" + n.String()
