@@ -178,6 +178,19 @@ func (n *nemesis) inject(ctx context.Context, fault string) {
 	n.log(ev)
 }
 
+// injected counts the faults of a kind that ran without an error.
+func (n *nemesis) injected(fault string) int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	k := 0
+	for _, ev := range n.events {
+		if ev.Fault == fault && ev.Err == "" {
+			k++
+		}
+	}
+	return k
+}
+
 // around returns the events that overlap [from-slack, to+slack], for a violation's report.
 func (n *nemesis) around(from, to time.Time, slack time.Duration) []event {
 	n.mu.Lock()
