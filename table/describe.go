@@ -125,7 +125,7 @@ func userTypes(ctx context.Context, s *gocql.Session, keyspace string) (map[stri
 	out := map[string]userType{}
 	var name string
 	var ut userType
-	for iter.Scan(&name, &ut.fields, &ut.types) {
+	for iter.Scan(&name, &ut.Fields, &ut.Types) {
 		out[name] = ut
 		ut = userType{}
 	}

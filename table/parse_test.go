@@ -11,8 +11,8 @@ import (
 // gocql marshals: UDTs (quoted names, nested, in collections), tuples, vectors.
 func TestTableParseType(t *testing.T) {
 	p := &typeParser{keyspace: "ks", udts: map[string]userType{
-		"ua":    {fields: []string{"a", "B"}, types: []string{"int", "frozen<list<text>>"}},
-		"Outer": {fields: []string{"in"}, types: []string{"frozen<ua>"}},
+		"ua":    {Fields: []string{"a", "B"}, Types: []string{"int", "frozen<list<text>>"}},
+		"Outer": {Fields: []string{"in"}, Types: []string{"frozen<ua>"}},
 	}}
 	for in, want := range map[string]string{
 		"int":                                   "int",
