@@ -14,6 +14,7 @@ import (
 
 	"github.com/cqlsafe/cqlsafe/clientid"
 	"github.com/cqlsafe/cqlsafe/internal/core/cqltext"
+	"github.com/cqlsafe/cqlsafe/internal/core/value"
 	"github.com/cqlsafe/cqlsafe/internal/core/wait"
 	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 	"github.com/cqlsafe/cqlsafe/retry"
@@ -364,7 +365,7 @@ func (st *Store) settle(ctx context.Context, t *table.Table, keyVals []any, p Pl
 		return &RestoreError{Table: name, Err: ErrNotRestored, Detail: "reply lost; a SERIAL read finds no row", Cause: cause}
 	}
 	for col, want := range p.Restore {
-		if got, ok := rs.values[col]; !ok || !cqlvalue.Equal(got, want) {
+		if got, ok := rs.values[col]; !ok || !value.Equal(got, want) {
 			return &RestoreError{Table: name, Err: ErrRowExists,
 				Detail: fmt.Sprintf("reply lost; the row exists with %s other than restored", col), Cause: cause}
 		}

@@ -1,4 +1,5 @@
-// Package cqlvalue holds small helpers for values scanned from Cassandra.
+// Package cqlvalue holds small helpers for values gocql v1.7 scans and marshals (the
+// driver-neutral comparison is internal/core/value).
 package cqlvalue
 
 import (

@@ -1,11 +1,11 @@
-package cqlvalue
+package value
 
 import (
 	"math/big"
 	"testing"
 )
 
-func TestCqlvalueEqual(t *testing.T) {
+func TestValueEqual(t *testing.T) {
 	for _, tc := range []struct {
 		a, b any
 		want bool

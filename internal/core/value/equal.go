@@ -1,4 +1,5 @@
-package cqlvalue
+// Package value compares CQL values as Go holds them, whichever driver scanned them.
+package value
 
 import (
 	"fmt"
