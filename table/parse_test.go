@@ -37,10 +37,9 @@ func TestTableParseType(t *testing.T) {
 	if u := ti.(gocql.UDTTypeInfo); u.Name != "Outer" || u.Elements[0].Type.(gocql.UDTTypeInfo).Elements[1].Name != "B" {
 		t.Fatalf("%#v", u)
 	}
-	for _, bad := range []string{"", "list<", "nosuch", "map<int>", "vector<float, x>", "frozen<ua"} {
-		if _, err := p.parse(bad); err == nil {
-			t.Errorf("%q parsed", bad)
-		}
+	// The parser's own cases are internal/core/cqltype's; here, that its errors come through.
+	if _, err := p.parse("frozen<ua"); err == nil {
+		t.Error(`"frozen<ua" parsed`)
 	}
 }
 
