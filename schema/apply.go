@@ -17,6 +17,11 @@ import (
 // something when applied twice (CREATE without IF NOT EXISTS, ALTER … ADD, TRUNCATE…).
 var ErrNotIdempotentDDL = errors.New("schema: statement is not safe to apply repeatedly")
 
+// ErrNoAgreement is returned by Apply when the nodes did not agree on one schema version
+// after a statement within its 2 minutes (a node down or restarting): the statement ran,
+// and running Apply again once the nodes are up is safe.
+var ErrNoAgreement = errors.New("schema: nodes did not agree on the schema")
+
 // Statements splits CQL text into statements (comments dropped, text otherwise as
 // written), for Apply and Lint.
 func Statements(cql string) ([]string, error) {
@@ -58,7 +63,7 @@ func Apply(ctx context.Context, s *gocql.Session, cql string) error {
 		err := s.AwaitSchemaAgreement(actx)
 		cancel()
 		if err != nil {
-			return fmt.Errorf("schema: agreement after %s: %w", firstLine(st), err)
+			return fmt.Errorf("%w after %s: %w", ErrNoAgreement, firstLine(st), err)
 		}
 	}
 	return nil

@@ -29,6 +29,7 @@ import (
 	"github.com/cqlsafe/cqlsafe/examples/orders/shop"
 	"github.com/cqlsafe/cqlsafe/outbox"
 	"github.com/cqlsafe/cqlsafe/retry"
+	"github.com/cqlsafe/cqlsafe/schema"
 )
 
 // config is the service's configuration: flags, defaulting to environment variables.
@@ -43,6 +44,7 @@ type config struct {
 	clockOffset    time.Duration // shifts this instance's clock: for skew drills only
 	replayEvery    time.Duration
 	measureEvery   time.Duration
+	startTimeout   time.Duration
 	addressMap     map[string]string // node address → the host:port to dial instead
 	naiveRetries   bool              // the nemesis test's control run only
 }
@@ -75,6 +77,7 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&c.clockOffset, "clock-offset", 0, "shift this instance's write clock (skew drills only)")
 	fs.DurationVar(&c.replayEvery, "replay-every", 30*time.Second, "how often the outbox is replayed")
 	fs.DurationVar(&c.measureEvery, "measure-clock-every", time.Minute, "how often the clock is measured against the cluster's")
+	fs.DurationVar(&c.startTimeout, "start-timeout", time.Minute, "how long start-up tries the schema and statements again while Cassandra times out or is unavailable")
 	var addrMap string
 	fs.StringVar(&addrMap, "address-map", "", "dial other addresses than the nodes announce (NAT, proxies): ip=ip:port,…, one IP per node")
 	fs.BoolVar(&c.naiveRetries, "naive-retries", false, "re-send writes on any error with fresh timestamps: a control run's broken service, never for production")
@@ -87,8 +90,8 @@ func parseFlags(args []string) (config, error) {
 	switch {
 	case c.keyspace == "":
 		return c, errors.New("--keyspace is empty")
-	case c.timeout <= 0 || c.maxClockOffset <= 0 || c.replayEvery <= 0 || c.measureEvery <= 0:
-		return c, errors.New("--timeout, --max-clock-offset, --replay-every and --measure-clock-every must be more than 0")
+	case c.timeout <= 0 || c.maxClockOffset <= 0 || c.replayEvery <= 0 || c.measureEvery <= 0 || c.startTimeout <= 0:
+		return c, errors.New("--timeout, --max-clock-offset, --replay-every, --measure-clock-every and --start-timeout must be more than 0")
 	case c.rf < 1:
 		return c, fmt.Errorf("--replication-factor must be at least 1 (got %d)", c.rf)
 	}
@@ -156,7 +159,12 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		return fmt.Errorf("connect to %s: %w", cfg.hosts, err)
 	}
 	defer session.Close()
-	if err := shop.CreateSchema(ctx, session, cfg.keyspace, cfg.rf); err != nil {
+	// A node restarting or paused can time out a DDL or a read of the schema: start-up
+	// tries again (only creates IF NOT EXISTS and reads) rather than exit.
+	startBy := time.Now().Add(cfg.startTimeout)
+	if err := untilStarted(ctx, startBy, log, "schema", func(ctx context.Context) error {
+		return shop.CreateSchema(ctx, session, cfg.keyspace, cfg.rf)
+	}); err != nil {
 		return err
 	}
 
@@ -183,8 +191,11 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		log.Warn("--naive-retries: writes are re-sent on any error with fresh timestamps; this instance can apply a write twice")
 		opts = append(opts, shop.NaiveRetries())
 	}
-	svc, err := shop.New(ctx, session, cfg.keyspace, policy, log, opts...)
-	if err != nil {
+	var svc *shop.Service
+	if err := untilStarted(ctx, startBy, log, "service", func(ctx context.Context) (err error) {
+		svc, err = shop.New(ctx, session, cfg.keyspace, policy, log, opts...)
+		return err
+	}); err != nil {
 		return err
 	}
 
@@ -224,6 +235,39 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 			return err
 		}
 	}
+}
+
+// untilStarted runs a start-up step, again after a pause while it fails with an error
+// Cassandra may get over (a timeout, unavailable replicas, no host up, schemas not yet
+// in agreement) and the time is before by. Other errors, such as a malformed name or a
+// missing permission, end start-up at once.
+func untilStarted(ctx context.Context, by time.Time, log *slog.Logger, step string, f func(context.Context) error) error {
+	pause := 250 * time.Millisecond
+	for try := 1; ; try++ {
+		err := f(ctx)
+		if err == nil || !transientAtStart(err) || ctx.Err() != nil || time.Now().Add(pause).After(by) {
+			return err
+		}
+		log.Warn("start-up step failed; trying again", "step", step, "try", try, "err", err, "pause", pause.String())
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 5*time.Second)
+	}
+}
+
+// transientAtStart says whether a start-up error may go away on its own.
+func transientAtStart(err error) bool {
+	if errors.Is(err, schema.ErrNoAgreement) {
+		return true
+	}
+	switch retry.ClassifyError(err) {
+	case retry.ClassFatal, retry.ClassCanceled, retry.ClassNone:
+		return false
+	}
+	return true
 }
 
 // measure reads a node's clock against the policy's; beyond --max-clock-offset the
