@@ -27,6 +27,7 @@ func TestShadowedBatchShapes(t *testing.T) {
 		"shu": "(k uuid PRIMARY KEY, l list<int>, v int)",
 		"sht": "(k text, c timeuuid, l list<int>, v int, PRIMARY KEY (k, c))",
 		"shv": "(k varint PRIMARY KEY, l list<int>, v int)",
+		"shd": "(k text, c int, l list<int>, s list<int> static, v int, m map<int, int>, tu timeuuid, PRIMARY KEY (k, c)) WITH CLUSTERING ORDER BY (c DESC)",
 	}
 	for name, cols := range ddl {
 		for _, side := range []string{"_a", "_b"} {
@@ -84,6 +85,23 @@ func TestShadowedBatchShapes(t *testing.T) {
 		{"now() clustering key under a partition delete", "sht", []entry{
 			{"DELETE FROM %s WHERE k = ?", []any{"a"}},
 			{"INSERT INTO %s (k, c, l, v) VALUES ('a', now(), [1], 1)", nil}}},
+		// A range DELETE covers a write whose clustering key lies in it (integers by
+		// value, text by bytes), in the type's order on a DESC column too.
+		{"control: the exclusive range misses the key", "sh", []entry{
+			{"DELETE FROM %s WHERE k = 'a' AND c > 3", nil},
+			{"UPDATE %s SET l = l + [1] WHERE k = 'a' AND c = ?", []any{3}}}},
+		{"exclusive range delete containing the key", "sh", []entry{
+			{"DELETE FROM %s WHERE k = 'a' AND c > 1 AND c < 4", nil},
+			{"UPDATE %s SET l = l + [1] WHERE k = 'a' AND c = ?", []any{3}}}},
+		{"control: DESC table, the range misses the key", "shd", []entry{
+			{"DELETE FROM %s WHERE k = 'a' AND c < 0", nil},
+			{"UPDATE %s SET l = l + [1] WHERE k = 'a' AND c = 0", nil}}},
+		{"DESC table, a range in the type's order", "shd", []entry{
+			{"DELETE FROM %s WHERE k = 'a' AND c < ?", []any{2}},
+			{"UPDATE %s SET l = [9] + l WHERE k = 'a' AND c = 0", nil}}},
+		{"DESC table, a lower bound", "shd", []entry{
+			{"DELETE FROM %s WHERE k = 'a' AND c >= -1", nil},
+			{"INSERT INTO %s (k, c, l) VALUES ('a', 3, [4])", nil}}},
 		// A negative key is one literal (the lexer reads its sign apart); a varint bound
 		// as *big.Int is compared by value.
 		{"control: the DELETE hits another negative varint", "shv", []entry{
@@ -140,10 +158,11 @@ func TestShadowedBatchShapes(t *testing.T) {
 						"shu": "INSERT INTO %s (k, l, v) VALUES (" + key + ", [7, 8], 1)",
 						"sht": "INSERT INTO %s (k, c, l, v) VALUES ('a', " + u.String() + ", [7, 8], 1)",
 						"shv": "INSERT INTO %s (k, l, v) VALUES (" + key + ", [7, 8], 1)",
+						"shd": "INSERT INTO %s (k, c, l, s, v, m) VALUES ('a', %d, [7, 8], [5], 1, {1: 1})",
 					}[tc.table]
 					for _, c := range []int{0, 3} {
 						q := fmt.Sprintf(setup, table, c)
-						if tc.table != "sh" {
+						if tc.table != "sh" && tc.table != "shd" {
 							q = fmt.Sprintf(setup, table)
 						}
 						if err := s.Query(q).WithContext(ctx).WithTimestamp(ts - 50).Exec(); err != nil {
@@ -152,7 +171,7 @@ func TestShadowedBatchShapes(t *testing.T) {
 					}
 					// The other writer: an append at a lower timestamp, after the first run.
 					other := "UPDATE " + table + " SET l = l + [9] WHERE k = " + key
-					if tc.table == "sh" {
+					if tc.table == "sh" || tc.table == "shd" {
 						other += " AND c IN (0, 3)"
 					} else if tc.table == "sht" {
 						other += " AND c = " + u.String()

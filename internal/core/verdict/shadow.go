@@ -98,7 +98,8 @@ type restriction struct {
 	col    string
 	typ    KeyType
 	lit    string
-	marker int // -1 for a literal
+	marker int    // -1 for a literal
+	op     string // a DELETE's slice (">", ">=", "<", "<="); "" for equality
 }
 
 // shadowable is a reason given for a list write that a DELETE of the same batch may
@@ -284,8 +285,10 @@ func (c *classifier) whereOf(t []cqltext.Token, fp *footprint, del bool) bool {
 		if len(e) < 3 || (e[0].Kind != cqltext.Ident && e[0].Kind != cqltext.QIdent) {
 			return false
 		}
-		// A DELETE's inclusive range (c >= v, c <= v) is met by a write whose value is v.
-		if !e[1].IsPunct("=") && !(del && (e[1].IsPunct(">=") || e[1].IsPunct("<="))) {
+		// A DELETE's slice (c > v, c >= v, c < v, c <= v) is met by a write whose key lies
+		// in it (see covers).
+		slice := e[1].IsPunct(">") || e[1].IsPunct(">=") || e[1].IsPunct("<") || e[1].IsPunct("<=")
+		if !e[1].IsPunct("=") && !(del && slice) {
 			return false
 		}
 		col := cqltext.IdentName(e[0])
@@ -295,6 +298,14 @@ func (c *classifier) whereOf(t []cqltext.Token, fp *footprint, del bool) bool {
 				return false // a DELETE must be known to hit the row
 			}
 			r = restriction{col: col, marker: -1} // a value not judged: equal to nothing
+		}
+		if slice {
+			// Only a clustering column takes a slice (Cassandra refuses one on the
+			// partition key).
+			if c.role(fp.ks, fp.table, col) != RoleClustering {
+				return false
+			}
+			r.op = e[1].Text
 		}
 		fp.key = append(fp.key, r)
 	}
@@ -544,11 +555,85 @@ func (d footprint) deletes(dv []any, w footprint, wv []any, s shadowable, in Val
 	}
 	for _, r := range d.key {
 		i := slices.IndexFunc(w.key, func(x restriction) bool { return x.col == r.col })
-		if i < 0 || !sameValue(r, dv, w.key[i], wv, in) {
+		if i < 0 || !covers(r, dv, w.key[i], wv, in) {
 			return false
 		}
 	}
 	return true
+}
+
+// covers reports whether the DELETE's restriction d (its values dv) holds for the
+// write's key value k (values kv): equal, or inside d's slice. A slice is a range
+// tombstone: it deletes whole rows, never a static column (d.partition is false with a
+// clustering restriction), and a single-column slice follows the type's own order on a
+// DESC column too (Cassandra: Bound.reverseIfNeeded).
+func covers(d restriction, dv []any, k restriction, kv []any, in ValueInspector) bool {
+	if k.op != "" {
+		return false
+	}
+	if d.op == "" || d.op == ">=" || d.op == "<=" {
+		if sameValue(d, dv, k, kv, in) {
+			return true
+		}
+		if d.op == "" {
+			return false
+		}
+	}
+	c, ok := order(k, kv, d, dv, in) // the key against the bound
+	if !ok {
+		return false
+	}
+	switch d.op {
+	case ">":
+		return c > 0
+	case ">=":
+		return c >= 0
+	case "<":
+		return c < 0
+	case "<=":
+		return c <= 0
+	}
+	return false
+}
+
+// order compares a's value with b's in their column type's order: integers (tinyint to
+// varint) by value, text by its UTF-8 bytes. ok is false for any other type or form, and
+// for a bound unsigned integer (gocql wraps one above the column type's range).
+func order(a restriction, av []any, b restriction, bv []any, in ValueInspector) (int, bool) {
+	fa, fb := orderForm(a, av, in), orderForm(b, bv, in)
+	switch {
+	case fa == "" || fb == "" || fa[:2] != fb[:2]:
+		return 0, false
+	case strings.HasPrefix(fa, "i:"):
+		x, okx := new(big.Int).SetString(fa[2:], 10)
+		y, oky := new(big.Int).SetString(fb[2:], 10)
+		return x.Cmp(y), okx && oky
+	case strings.HasPrefix(fa, "s:"):
+		return strings.Compare(fa[2:], fb[2:]), true
+	}
+	return 0, false
+}
+
+// orderForm is r's value as order reads it ("" for none).
+func orderForm(r restriction, values []any, in ValueInspector) string {
+	if r.typ != KeyInteger && r.typ != KeyVarint && r.typ != KeyText {
+		return ""
+	}
+	f := r.lit
+	if r.marker >= 0 {
+		if r.marker >= len(values) {
+			return ""
+		}
+		switch reflect.ValueOf(values[r.marker]).Kind() {
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+			return ""
+		}
+		f = boundAt(values, r, in)
+	}
+	if !strings.HasPrefix(f, "i:") && !strings.HasPrefix(f, "s:") {
+		return ""
+	}
+	return f
 }
 
 func sameValue(a restriction, av []any, b restriction, bv []any, in ValueInspector) bool {

@@ -16,7 +16,7 @@ func (roles) ColumnRole(_, table, col string) verdict.ColumnRole {
 	if (table == "d" || table == "w" || table == "n") && col == "k" {
 		return verdict.RolePartitionKey
 	}
-	if table != "t" && table != "d" && table != "w" && table != "n" {
+	if table != "t" && table != "d" && table != "w" && table != "n" && table != "x" {
 		return verdict.RoleUnknown
 	}
 	switch col {
@@ -43,6 +43,12 @@ func (roles) KeyType(_, table, col string) verdict.KeyType {
 		return verdict.KeyUUID
 	case "n.k":
 		return verdict.KeyVarint
+	case "x.k", "x.c":
+		return verdict.KeyText
+	case "x.u":
+		return verdict.KeyUUID
+	case "x.f":
+		return verdict.KeyDouble
 	}
 	return verdict.KeyOther
 }
@@ -60,7 +66,7 @@ func (p plainRoles) ColumnRole(ks, table, col string) verdict.ColumnRole {
 }
 
 var shadowSchema = roles{kinds{"t.l": verdict.ColumnList, "t.s": verdict.ColumnList, "t.v": verdict.ColumnScalar,
-	"u.l": verdict.ColumnList, "d.l": verdict.ColumnList, "t.m": verdict.ColumnList, "w.l": verdict.ColumnList, "n.l": verdict.ColumnList}}
+	"u.l": verdict.ColumnList, "d.l": verdict.ColumnList, "t.m": verdict.ColumnList, "w.l": verdict.ColumnList, "n.l": verdict.ColumnList, "x.l": verdict.ColumnList}}
 
 // TestShadowedListWrite: a list write that a DELETE of the same batch deletes at the
 // batch's timestamp is repeatable; every condition of the rule, broken, makes it not.
@@ -102,6 +108,16 @@ func TestShadowedListWrite(t *testing.T) {
 			b(`DELETE FROM w WHERE k = 0f98c01c-a87f-4a94-95c2-e153d90de6fe; INSERT INTO w JSON '{"k": "0f98c01c-a87f-4a94-95c2-e153d90de6fe", "l": [1]}'`), nil, true},
 		{"inclusive range delete met by the write's value", shadowSchema,
 			b("DELETE FROM t WHERE k = 'a' AND c >= 3; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 3"), nil, true},
+		{"inclusive range delete, a value above it", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c >= 3; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 4"), nil, true},
+		{"two-sided range delete", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c >= 3 AND c <= 5; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 3"), nil, true},
+		{"exclusive range delete, negative bound key", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c > -10 AND c < 10; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = ?"), []any{int64(-9)}, true},
+		{"exclusive range delete, bound bounds", shadowSchema,
+			b("DELETE FROM t WHERE k = ? AND c > ?; INSERT INTO t (k, c, l) VALUES ('a', 7, [1])"), []any{"a", int16(6)}, true},
+		{"text range, the key inside it (bytes order)", shadowSchema,
+			b("DELETE FROM x WHERE k = 'a' AND c > 'B' AND c <= 'b'; UPDATE x SET l = l + [1] WHERE k = 'a' AND c = ?"), []any{"a"}, true},
 		{"type hint of the column's type", shadowSchema,
 			b("DELETE FROM w WHERE k = ?; UPDATE w SET l = l + [1] WHERE k = (timeuuid) ?"),
 			[]any{[16]byte{1}, [16]byte{1}}, true},
@@ -153,10 +169,28 @@ func TestShadowedListWrite(t *testing.T) {
 			b("DELETE FROM t WHERE k = 'a' AND c = 0 IF EXISTS; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 0"), nil, false},
 		{"exclusive range delete", shadowSchema,
 			b("DELETE FROM t WHERE k = 'a' AND c > 0; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 0"), nil, false},
-		{"inclusive range delete, another value", shadowSchema,
-			b("DELETE FROM t WHERE k = 'a' AND c >= 3; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 4"), nil, false},
-		{"two-sided range delete", shadowSchema,
-			b("DELETE FROM t WHERE k = 'a' AND c >= 3 AND c <= 5; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 3"), nil, false},
+		{"inclusive range delete, a value below it", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c >= 3; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 2"), nil, false},
+		{"two-sided range delete, the key above it", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c >= 3 AND c <= 5; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = 6"), nil, false},
+		{"exclusive range, the key at its bound", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c < 3; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = ?"), []any{int32(3)}, false},
+		{"a bound unsigned key is not ordered (gocql wraps it)", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c > 0; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = ?"), []any{uint32(4294967295)}, false},
+		{"a bound uint8 is not ordered either", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c > 0; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = ?"), []any{uint8(1)}, false},
+		{"a static list under a range delete", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c > 0; UPDATE t SET s = s + [1] WHERE k = 'a' AND c = 5"), nil, false},
+		{"a static list keyed by the partition under a range delete", shadowSchema,
+			b("DELETE FROM t WHERE k = 'a' AND c > 0; UPDATE t SET s = s + [1] WHERE k = 'a'"), nil, false},
+		{"a range over uuids is not ordered", shadowSchema,
+			b("DELETE FROM x WHERE k = 'a' AND u > 00000000-0000-0000-0000-000000000000; UPDATE x SET l = l + [1] WHERE k = 'a' AND u = 0f98c01c-a87f-4a94-95c2-e153d90de6fe"), nil, false},
+		{"a range over doubles is not ordered", shadowSchema,
+			b("DELETE FROM x WHERE k = 'a' AND f > 0.5; UPDATE x SET l = l + [1] WHERE k = 'a' AND f = 1.5"), nil, false},
+		{"text range, the key outside it", shadowSchema,
+			b("DELETE FROM x WHERE k = 'a' AND c > 'b'; UPDATE x SET l = l + [1] WHERE k = 'a' AND c = 'B'"), nil, false},
+		{"a range on the partition key", shadowSchema,
+			b("DELETE FROM t WHERE k > 'a'; UPDATE t SET l = l + [1] WHERE k = 'b' AND c = 0"), nil, false},
 		{"integer type hint", shadowSchema,
 			b("DELETE FROM t WHERE k = 'a' AND c = 0; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = (bigint) ?"), []any{0}, false},
 		{"type hint of another type", shadowSchema,
