@@ -89,6 +89,8 @@ func (x sessionSchema) KeyType(keyspace, table, column string) KeyType {
 		return KeyInteger
 	case gocql.TypeVarint:
 		return KeyVarint
+	case gocql.TypeDate:
+		return KeyDate
 	case gocql.TypeDouble:
 		return KeyDouble
 	case gocql.TypeFloat:

@@ -66,6 +66,7 @@ const (
 	KeyBoolean = verdict.KeyBoolean
 	KeyUUID    = verdict.KeyUUID
 	KeyVarint  = verdict.KeyVarint
+	KeyDate    = verdict.KeyDate
 )
 
 // KeyTypeSchema is the optional part of a Schema that answers key types.

@@ -27,6 +27,7 @@ func TestShadowedBatchShapes(t *testing.T) {
 		"shu": "(k uuid PRIMARY KEY, l list<int>, v int)",
 		"sht": "(k text, c timeuuid, l list<int>, v int, PRIMARY KEY (k, c))",
 		"shv": "(k varint PRIMARY KEY, l list<int>, v int)",
+		"shy": "(k text, c date, l list<int>, v int, PRIMARY KEY (k, c))",
 		"shd": "(k text, c int, l list<int>, s list<int> static, v int, m map<int, int>, tu timeuuid, PRIMARY KEY (k, c)) WITH CLUSTERING ORDER BY (c DESC)",
 	}
 	for name, cols := range ddl {
@@ -102,6 +103,20 @@ func TestShadowedBatchShapes(t *testing.T) {
 		{"DESC table, a lower bound", "shd", []entry{
 			{"DELETE FROM %s WHERE k = 'a' AND c >= -1", nil},
 			{"INSERT INTO %s (k, c, l) VALUES ('a', 3, [4])", nil}}},
+		// A date key: 'yyyy-mm-dd', a time.Time at midnight UTC (in any zone) and a
+		// "yyyy-mm-dd" string name the same day; a range orders days.
+		{"control: the DELETE hits another day", "shy", []entry{
+			{"DELETE FROM %s WHERE k = 'a' AND c = '2026-11-25'", nil},
+			{"UPDATE %s SET l = l + [1] WHERE k = 'a' AND c = ?", []any{time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)}}}},
+		{"date key, literal against a midnight UTC in another zone", "shy", []entry{
+			{"DELETE FROM %s WHERE k = 'a' AND c = '2026-11-26'", nil},
+			{"UPDATE %s SET l = l + [1] WHERE k = 'a' AND c = ?", []any{time.Date(2026, 11, 26, 1, 0, 0, 0, time.FixedZone("CET", 3600))}}}},
+		{"date range containing a bound string key", "shy", []entry{
+			{"DELETE FROM %s WHERE k = 'a' AND c >= '2026-11-01' AND c < '2026-12-01'", nil},
+			{"INSERT INTO %s (k, c, l) VALUES ('a', ?, [4])", []any{"2026-11-26"}}}},
+		{"control: the date range ends at the key", "shy", []entry{
+			{"DELETE FROM %s WHERE k = 'a' AND c < '2026-11-26'", nil},
+			{"UPDATE %s SET l = l + [1] WHERE k = 'a' AND c = '2026-11-26'", nil}}},
 		// A negative key is one literal (the lexer reads its sign apart); a varint bound
 		// as *big.Int is compared by value.
 		{"control: the DELETE hits another negative varint", "shv", []entry{
@@ -159,6 +174,7 @@ func TestShadowedBatchShapes(t *testing.T) {
 						"sht": "INSERT INTO %s (k, c, l, v) VALUES ('a', " + u.String() + ", [7, 8], 1)",
 						"shv": "INSERT INTO %s (k, l, v) VALUES (" + key + ", [7, 8], 1)",
 						"shd": "INSERT INTO %s (k, c, l, s, v, m) VALUES ('a', %d, [7, 8], [5], 1, {1: 1})",
+						"shy": "INSERT INTO %s (k, c, l, v) VALUES ('a', '2026-11-26', [7, 8], 1)",
 					}[tc.table]
 					for _, c := range []int{0, 3} {
 						q := fmt.Sprintf(setup, table, c)
@@ -175,6 +191,8 @@ func TestShadowedBatchShapes(t *testing.T) {
 						other += " AND c IN (0, 3)"
 					} else if tc.table == "sht" {
 						other += " AND c = " + u.String()
+					} else if tc.table == "shy" {
+						other += " AND c = '2026-11-26'"
 					}
 					exec()
 					if err := s.Query(other).WithContext(ctx).WithTimestamp(ts - 40).Exec(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/cqlsafe/cqlsafe/internal/core/cqltext"
@@ -70,6 +71,7 @@ const (
 	KeyBoolean         // boolean
 	KeyUUID            // uuid, timeuuid
 	KeyVarint          // varint: an integer of any size (also bound as *big.Int)
+	KeyDate            // date: a day, as 'yyyy-mm-dd' or a time.Time at midnight UTC
 )
 
 // KeyTypeSchema is implemented by schemas that know column types. With it, a key given
@@ -414,8 +416,26 @@ func literalForm(tok cqltext.Token, typ KeyType) (string, bool) {
 		}
 	case typ == KeyBoolean && (tok.Is("true") || tok.Is("false")):
 		return "b:" + tok.Lower, true
+	case typ == KeyDate && tok.Kind == cqltext.String:
+		if f := dateForm(tok.Text); f != "" {
+			return f, true
+		}
 	}
 	return "", false
+}
+
+// dateForm is the shared form of a date's text, exactly yyyy-mm-dd (Cassandra reads it
+// in UTC, proleptic Gregorian, as Go does): "d:" and the days since 1970-01-01. "" for
+// any other text (Cassandra also takes other spellings, and a number of days).
+func dateForm(s string) string {
+	if len(s) != 10 || strings.Trim(s[:4]+s[5:7]+s[8:], "0123456789") != "" {
+		return ""
+	}
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		return ""
+	}
+	return "d:" + strconv.FormatInt(t.Unix()/86400, 10)
 }
 
 // jsonForm is the shared form of an INSERT JSON document's value for a column of type
@@ -433,10 +453,13 @@ func jsonForm(raw json.RawMessage, typ KeyType) string {
 		if n, ok := new(big.Int).SetString(string(raw), 10); ok {
 			return "i:" + n.String()
 		}
-	case KeyUUID:
+	case KeyUUID, KeyDate:
 		var str string
 		if json.Unmarshal(raw, &str) == nil {
-			if f := uuidForm(str); f != "" {
+			if f := uuidForm(str); typ == KeyUUID && f != "" {
+				return f
+			}
+			if f := dateForm(str); typ == KeyDate && f != "" {
 				return f
 			}
 		}
@@ -500,6 +523,18 @@ func boundForm(v any, typ KeyType) string {
 	case KeyBoolean:
 		if rv.Kind() == reflect.Bool {
 			return "b:" + strconv.FormatBool(rv.Bool())
+		}
+	case KeyDate:
+		// gocql marshals a time.Time into the day of its UTC milliseconds, truncated
+		// toward zero (a time before 1970 not at midnight lands a day late), and a string
+		// parsed as yyyy-mm-dd; only a midnight UTC is read here.
+		switch t := v.(type) {
+		case time.Time:
+			if u := t.UTC(); !t.IsZero() && u.Equal(u.Truncate(24*time.Hour)) {
+				return "d:" + strconv.FormatInt(u.Unix()/86400, 10)
+			}
+		case string:
+			return dateForm(t)
 		}
 	}
 	return ""
@@ -597,14 +632,14 @@ func covers(d restriction, dv []any, k restriction, kv []any, in ValueInspector)
 }
 
 // order compares a's value with b's in their column type's order: integers (tinyint to
-// varint) by value, text by its UTF-8 bytes. ok is false for any other type or form, and
+// varint) by value, text by its UTF-8 bytes, dates by day. ok is false for any other type or form, and
 // for a bound unsigned integer (gocql wraps one above the column type's range).
 func order(a restriction, av []any, b restriction, bv []any, in ValueInspector) (int, bool) {
 	fa, fb := orderForm(a, av, in), orderForm(b, bv, in)
 	switch {
 	case fa == "" || fb == "" || fa[:2] != fb[:2]:
 		return 0, false
-	case strings.HasPrefix(fa, "i:"):
+	case strings.HasPrefix(fa, "i:"), strings.HasPrefix(fa, "d:"):
 		x, okx := new(big.Int).SetString(fa[2:], 10)
 		y, oky := new(big.Int).SetString(fb[2:], 10)
 		return x.Cmp(y), okx && oky
@@ -616,7 +651,7 @@ func order(a restriction, av []any, b restriction, bv []any, in ValueInspector) 
 
 // orderForm is r's value as order reads it ("" for none).
 func orderForm(r restriction, values []any, in ValueInspector) string {
-	if r.typ != KeyInteger && r.typ != KeyVarint && r.typ != KeyText {
+	if r.typ != KeyInteger && r.typ != KeyVarint && r.typ != KeyText && r.typ != KeyDate {
 		return ""
 	}
 	f := r.lit
@@ -630,7 +665,7 @@ func orderForm(r restriction, values []any, in ValueInspector) string {
 		}
 		f = boundAt(values, r, in)
 	}
-	if !strings.HasPrefix(f, "i:") && !strings.HasPrefix(f, "s:") {
+	if !strings.HasPrefix(f, "i:") && !strings.HasPrefix(f, "s:") && !strings.HasPrefix(f, "d:") {
 		return ""
 	}
 	return f
@@ -638,7 +673,13 @@ func orderForm(r restriction, values []any, in ValueInspector) string {
 
 func sameValue(a restriction, av []any, b restriction, bv []any, in ValueInspector) bool {
 	if a.marker >= 0 && b.marker >= 0 {
-		return a.marker < len(av) && b.marker < len(bv) && equalKeyValues(av[a.marker], bv[b.marker], in)
+		if a.marker < len(av) && b.marker < len(bv) && equalKeyValues(av[a.marker], bv[b.marker], in) {
+			return true
+		}
+		if a.typ != KeyDate || b.typ != KeyDate {
+			return false
+		}
+		// Two dates, each a midnight UTC or a yyyy-mm-dd string: the same day.
 	}
 	fa, fb := a.lit, b.lit
 	if a.marker >= 0 {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/big"
 	"testing"
+	"time"
 
 	"github.com/cqlsafe/cqlsafe/internal/core/verdict"
 )
@@ -16,7 +17,7 @@ func (roles) ColumnRole(_, table, col string) verdict.ColumnRole {
 	if (table == "d" || table == "w" || table == "n") && col == "k" {
 		return verdict.RolePartitionKey
 	}
-	if table != "t" && table != "d" && table != "w" && table != "n" && table != "x" {
+	if table != "t" && table != "d" && table != "w" && table != "n" && table != "x" && table != "y" {
 		return verdict.RoleUnknown
 	}
 	switch col {
@@ -43,8 +44,10 @@ func (roles) KeyType(_, table, col string) verdict.KeyType {
 		return verdict.KeyUUID
 	case "n.k":
 		return verdict.KeyVarint
-	case "x.k", "x.c":
+	case "x.k", "x.c", "y.k":
 		return verdict.KeyText
+	case "y.c":
+		return verdict.KeyDate
 	case "x.u":
 		return verdict.KeyUUID
 	case "x.f":
@@ -66,7 +69,8 @@ func (p plainRoles) ColumnRole(ks, table, col string) verdict.ColumnRole {
 }
 
 var shadowSchema = roles{kinds{"t.l": verdict.ColumnList, "t.s": verdict.ColumnList, "t.v": verdict.ColumnScalar,
-	"u.l": verdict.ColumnList, "d.l": verdict.ColumnList, "t.m": verdict.ColumnList, "w.l": verdict.ColumnList, "n.l": verdict.ColumnList, "x.l": verdict.ColumnList}}
+	"u.l": verdict.ColumnList, "d.l": verdict.ColumnList, "t.m": verdict.ColumnList, "w.l": verdict.ColumnList, "n.l": verdict.ColumnList, "x.l": verdict.ColumnList,
+	"y.l": verdict.ColumnList}}
 
 // TestShadowedListWrite: a list write that a DELETE of the same batch deletes at the
 // batch's timestamp is repeatable; every condition of the rule, broken, makes it not.
@@ -118,6 +122,16 @@ func TestShadowedListWrite(t *testing.T) {
 			b("DELETE FROM t WHERE k = ? AND c > ?; INSERT INTO t (k, c, l) VALUES ('a', 7, [1])"), []any{"a", int16(6)}, true},
 		{"text range, the key inside it (bytes order)", shadowSchema,
 			b("DELETE FROM x WHERE k = 'a' AND c > 'B' AND c <= 'b'; UPDATE x SET l = l + [1] WHERE k = 'a' AND c = ?"), []any{"a"}, true},
+		{"date key, literal against a midnight UTC", shadowSchema,
+			b("DELETE FROM y WHERE k = 'a' AND c = '2026-11-26'; UPDATE y SET l = l + [1] WHERE k = 'a' AND c = ?"),
+			[]any{time.Date(2026, 11, 26, 1, 0, 0, 0, time.FixedZone("CET", 3600))}, true},
+		{"date key, bound string against a bound time", shadowSchema,
+			b("DELETE FROM y WHERE k = 'a' AND c = ?; UPDATE y SET l = l + [1] WHERE k = 'a' AND c = ?"),
+			[]any{"1969-12-31", time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC)}, true},
+		{"date range containing the key", shadowSchema,
+			b("DELETE FROM y WHERE k = 'a' AND c >= '2026-11-01' AND c < '2026-12-01'; INSERT INTO y (k, c, l) VALUES ('a', '2026-11-30', [1])"), nil, true},
+		{"date key in a JSON insert", shadowSchema,
+			b(`DELETE FROM y WHERE k = 'a' AND c = '2026-11-26'; INSERT INTO y JSON '{"k": "a", "c": "2026-11-26", "l": [1]}'`), nil, true},
 		{"type hint of the column's type", shadowSchema,
 			b("DELETE FROM w WHERE k = ?; UPDATE w SET l = l + [1] WHERE k = (timeuuid) ?"),
 			[]any{[16]byte{1}, [16]byte{1}}, true},
@@ -191,6 +205,20 @@ func TestShadowedListWrite(t *testing.T) {
 			b("DELETE FROM x WHERE k = 'a' AND c > 'b'; UPDATE x SET l = l + [1] WHERE k = 'a' AND c = 'B'"), nil, false},
 		{"a range on the partition key", shadowSchema,
 			b("DELETE FROM t WHERE k > 'a'; UPDATE t SET l = l + [1] WHERE k = 'b' AND c = 0"), nil, false},
+		{"date key, another day", shadowSchema,
+			b("DELETE FROM y WHERE k = 'a' AND c = '2026-11-26'; UPDATE y SET l = l + [1] WHERE k = 'a' AND c = ?"),
+			[]any{time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)}, false},
+		{"date key, a time not at midnight UTC (gocql truncates it)", shadowSchema,
+			b("DELETE FROM y WHERE k = 'a' AND c = '1969-12-31'; UPDATE y SET l = l + [1] WHERE k = 'a' AND c = ?"),
+			[]any{time.Date(1969, 12, 31, 12, 0, 0, 0, time.UTC)}, false},
+		{"date key, the zero time (an empty value)", shadowSchema,
+			b("DELETE FROM y WHERE k = 'a' AND c = ?; UPDATE y SET l = l + [1] WHERE k = 'a' AND c = ?"),
+			[]any{time.Time{}, time.Time{}}, false},
+		{"date key, another spelling not read", shadowSchema,
+			b("DELETE FROM y WHERE k = 'a' AND c = '2026-1-2'; UPDATE y SET l = l + [1] WHERE k = 'a' AND c = '2026-01-02'"), nil, false},
+		{"date range, the key at its exclusive bound", shadowSchema,
+			b("DELETE FROM y WHERE k = 'a' AND c < '2026-12-01'; UPDATE y SET l = l + [1] WHERE k = 'a' AND c = ?"),
+			[]any{"2026-12-01"}, false},
 		{"integer type hint", shadowSchema,
 			b("DELETE FROM t WHERE k = 'a' AND c = 0; UPDATE t SET l = l + [1] WHERE k = 'a' AND c = (bigint) ?"), []any{0}, false},
 		{"type hint of another type", shadowSchema,
