@@ -74,6 +74,12 @@ func TestShadowedBatchShapes(t *testing.T) {
 		{"JSON insert under a row delete", "sh", []entry{
 			{"DELETE FROM %s WHERE k = 'a' AND c = 0", nil},
 			{`INSERT INTO %s JSON '{"k": "a", "c": 0, "l": [1, 2], "v": 3}'`, nil}}},
+		{"control: a bound JSON document for another row", "sh", []entry{
+			{"DELETE FROM %s WHERE k = 'a' AND c = 3", nil},
+			{"INSERT INTO %s JSON ?", []any{`{"k": "a", "c": 0, "l": [1, 2], "v": 3}`}}}},
+		{"bound JSON document under a row delete", "sh", []entry{
+			{"DELETE FROM %s WHERE k = ? AND c = ?", []any{"a", 3}},
+			{"INSERT INTO %s JSON ?", []any{`{"k": "a", "c": 3, "l": [1, 2], "v": 3}`}}}},
 		{"inclusive range delete met by the write's key", "sh", []entry{
 			{"DELETE FROM %s WHERE k = 'a' AND c >= 3", nil},
 			{"UPDATE %s SET l = l + [1] WHERE k = 'a' AND c = 3", nil}}},

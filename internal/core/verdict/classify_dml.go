@@ -262,7 +262,13 @@ func (c *classifier) insertJSON(ks, table string, doc cqltext.Token) {
 	}
 	switch doc.Kind {
 	case cqltext.Bind:
-		c.v.binds = append(c.v.binds, bindCheck{index: c.markers[doc.Pos], json: true, listCols: listCols, kind: kind, fp: -1})
+		// The document's columns are known only with its value: ForValues fills the
+		// statement's footprint from it (jsonListReasons).
+		b := bindCheck{index: c.markers[doc.Pos], json: true, listCols: listCols, kind: kind, fp: c.fp}
+		if c.fp >= 0 {
+			b.look = &classifier{schema: c.schema, ks: c.ks}
+		}
+		c.v.binds = append(c.v.binds, b)
 	case cqltext.String:
 		// Every list column its own reason: a DELETE of the same batch may shadow one
 		// and not another.
@@ -278,20 +284,10 @@ type ListColumner interface {
 	ListColumns(keyspace, table string) (map[string]bool, bool)
 }
 
-// jsonListAssignment reports the first key of the JSON object doc whose value is a
+// jsonListAssignments reports every key of the JSON object doc whose value is a
 // non-empty array and that names a non-frozen list column: one of listCols, else one
-// kind calls a list or does not know, else any key. A document that is not a JSON object
-// counts as one (conservative).
-func jsonListAssignment(doc string, listCols map[string]bool, kind func(string) ColumnKind) (string, bool) {
-	cols := jsonListAssignments(doc, listCols, kind)
-	if len(cols) == 0 {
-		return "", false
-	}
-	return cols[0], true
-}
-
-// jsonListAssignments is every key jsonListAssignment would report, sorted ("?" alone
-// for a document that is not a JSON object).
+// kind calls a list or does not know, else any key; sorted. A document that is not a
+// JSON object counts as one ("?" alone: conservative).
 func jsonListAssignments(doc string, listCols map[string]bool, kind func(string) ColumnKind) []string {
 	obj, ok := jsonColumns(doc)
 	if !ok {

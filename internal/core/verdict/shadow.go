@@ -130,10 +130,14 @@ func (c *classifier) footprintOf(t []cqltext.Token) (footprint, bool) {
 	case t[0].Is("insert") && cqltext.IndexKeyword(t, "json", 0) >= 0:
 		into := cqltext.IndexKeyword(t, "into", 0)
 		j := cqltext.IndexKeyword(t, "json", 0)
-		if into < 0 || j+1 >= len(t) || t[j+1].Kind != cqltext.String {
+		if into < 0 || j+1 >= len(t) || (t[j+1].Kind != cqltext.String && t[j+1].Kind != cqltext.Bind) {
 			return fp, false
 		}
 		fp.ks, fp.table = cqltext.TableName(t, into+1)
+		if t[j+1].Kind == cqltext.Bind {
+			// A bound document: its key comes with its value (Verdict.jsonListReasons).
+			return fp, fp.table != ""
+		}
 		obj, ok := jsonColumns(t[j+1].Text)
 		if !ok {
 			return fp, false

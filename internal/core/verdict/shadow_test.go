@@ -326,6 +326,9 @@ func TestShadowedListWriteProtocolBatch(t *testing.T) {
 	del := verdict.ClassifyWithSchema("DELETE FROM t WHERE k = ? AND c = ?", shadowSchema)
 	app := verdict.ClassifyWithSchema("UPDATE t SET l = l + ? WHERE k = ? AND c = ?", shadowSchema)
 	set := verdict.ClassifyWithSchema("UPDATE t SET l = ?, v = ? WHERE k = ? AND c = ?", shadowSchema)
+	doc := verdict.ClassifyWithSchema("INSERT INTO t JSON ?", shadowSchema)
+	cdel := verdict.ClassifyWithSchema("DELETE l FROM t WHERE k = ? AND c = ?", shadowSchema)
+	docIf := verdict.ClassifyWithSchema("INSERT INTO t JSON ? USING TIMESTAMP 5", shadowSchema)
 	for _, tc := range []struct {
 		name    string
 		entries []verdict.Verdict
@@ -337,6 +340,24 @@ func TestShadowedListWriteProtocolBatch(t *testing.T) {
 		{"another row", []verdict.Verdict{del, app}, [][]any{{"a", 2}, {[]int{1}, "a", 1}}, false},
 		{"no values", []verdict.Verdict{del, app}, nil, false},
 		{"no delete", []verdict.Verdict{app, app}, [][]any{{[]int{1}, "a", 1}, {[]int{1}, "a", 1}}, false},
+		// A bound JSON document is keyed by its values, as a literal one is.
+		{"bound JSON document under a row delete", []verdict.Verdict{del, doc},
+			[][]any{{"a", 1}, {`{"k": "a", "c": 1, "l": [1, 2], "v": 3}`}}, true},
+		{"bound JSON document as bytes, a quoted key", []verdict.Verdict{doc, del},
+			[][]any{{[]byte(`{"\"k\"": "a", "C": 1, "l": [1]}`)}, {"a", 1}}, true},
+		{"bound JSON document, another row", []verdict.Verdict{del, doc},
+			[][]any{{"a", 1}, {`{"k": "a", "c": 2, "l": [1]}`}}, false},
+		{"bound JSON document, a key of another type", []verdict.Verdict{del, doc},
+			[][]any{{"a", 1}, {`{"k": "a", "c": "1", "l": [1]}`}}, false},
+		{"bound JSON document, the column delete misses the static list", []verdict.Verdict{cdel, doc},
+			[][]any{{"a", 1}, {`{"k": "a", "c": 1, "l": [1], "s": [2]}`}}, false},
+		{"bound JSON document, both lists under a row delete: the static one stays", []verdict.Verdict{del, doc},
+			[][]any{{"a", 1}, {`{"k": "a", "c": 1, "l": [1], "s": [2]}`}}, false},
+		{"bound JSON document with its own timestamp", []verdict.Verdict{del, docIf},
+			[][]any{{"a", 1}, {`{"k": "a", "c": 1, "l": [1]}`}}, false},
+		{"bound JSON array, not an object", []verdict.Verdict{del, doc}, [][]any{{"a", 1}, {`[1]`}}, false},
+		{"bound JSON document, no values for the delete", []verdict.Verdict{del, doc},
+			[][]any{nil, {`{"k": "a", "c": 1, "l": [1]}`}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			entries := make([]verdict.Verdict, len(tc.entries))

@@ -56,8 +56,8 @@ func (v Verdict) ForValues(values []any, in ValueInspector) Verdict {
 			if b.nowOnly {
 				continue
 			}
-			if col, bad := jsonListAssignment(doc, b.listCols, b.kind); bad {
-				v = v.WithReason("INSERT JSON value assigns a list to " + quoteName(col) + ", which is (or may be) a non-frozen list (a repeat appends another copy)")
+			if cols := jsonListAssignments(doc, b.listCols, b.kind); len(cols) > 0 {
+				v = v.jsonListReasons(b, doc, cols)
 			}
 		case b.known && nonEmptyValue(val, in):
 			v = v.withListReason(b, "non-empty value bound to non-frozen list "+quoteName(b.column)+" (Cassandra keys list elements by server time: a repeat appends another copy)")
@@ -76,6 +76,35 @@ func (v Verdict) withListReason(b bindCheck, r string) Verdict {
 	}
 	// A record for every occurrence (fp -1: never covered), as listReason keeps.
 	v.shadow = append(slices.Clip(v.shadow), shadowable{fp: b.fp, col: b.column, role: b.role, reason: r})
+	return v
+}
+
+// jsonListReasons gives a reason for each list column a bound JSON document assigns,
+// with a record a DELETE of the same batch may cover: the statement's footprint, keyed
+// by the document's values as a literal document's would be.
+func (v Verdict) jsonListReasons(b bindCheck, doc string, cols []string) Verdict {
+	fp := -1
+	if obj, ok := jsonColumns(doc); ok && b.fp >= 0 && b.fp < len(v.fps) && b.look != nil {
+		w := v.fps[b.fp]
+		w.key = nil
+		for col, raw := range obj {
+			w.key = append(w.key, restriction{col: col, lit: jsonForm(raw, b.look.keyType(w.ks, w.table, col)), marker: -1})
+		}
+		v.fps = slices.Clone(v.fps) // the verdict may be cached: its footprints are shared
+		v.fps[b.fp] = w
+		fp = b.fp
+	}
+	for _, col := range cols {
+		r := "INSERT JSON value assigns a list to " + quoteName(col) + ", which is (or may be) a non-frozen list (a repeat appends another copy)"
+		if !slices.Contains(v.Reasons, r) {
+			v = v.WithReason(r)
+		}
+		rec := shadowable{fp: fp, col: col, reason: r}
+		if fp >= 0 {
+			rec.role = b.look.role(v.fps[fp].ks, v.fps[fp].table, col)
+		}
+		v.shadow = append(slices.Clip(v.shadow), rec)
+	}
 	return v
 }
 

@@ -84,6 +84,9 @@ type bindCheck struct {
 	// fp is the footprint of the marker's statement (-1: none), role its column's role.
 	fp   int
 	role ColumnRole
+	// look answers roles and key types for a bound JSON document's columns (nil: no
+	// schema, or no footprint).
+	look *classifier
 }
 
 // ColumnKind is what schema metadata says about a column, to refine Classify.
