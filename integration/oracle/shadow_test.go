@@ -80,6 +80,14 @@ func TestShadowedBatchShapes(t *testing.T) {
 		{"bound JSON document under a row delete", "sh", []entry{
 			{"DELETE FROM %s WHERE k = ? AND c = ?", []any{"a", 3}},
 			{"INSERT INTO %s JSON ?", []any{`{"k": "a", "c": 3, "l": [1, 2], "v": 3}`}}}},
+		// A static column named by a DELETE with a regular one (Cassandra refuses a
+		// clustering restriction when only statics are named) is deleted whatever row it names.
+		{"control: the static column delete names another partition", "sh", []entry{
+			{"DELETE s, v FROM %s WHERE k = 'b' AND c = 0", nil},
+			{"UPDATE %s SET s = s + [1] WHERE k = 'a'", nil}}},
+		{"static and regular column delete naming a row, static append", "sh", []entry{
+			{"DELETE v, s FROM %s WHERE k = 'a' AND c = ?", []any{9}},
+			{"UPDATE %s SET s = s + [1] WHERE k = 'a'", nil}}},
 		{"inclusive range delete met by the write's key", "sh", []entry{
 			{"DELETE FROM %s WHERE k = 'a' AND c >= 3", nil},
 			{"UPDATE %s SET l = l + [1] WHERE k = 'a' AND c = 3", nil}}},

@@ -102,6 +102,7 @@ type restriction struct {
 	lit    string
 	marker int    // -1 for a literal
 	op     string // a DELETE's slice (">", ">=", "<", "<="); "" for equality
+	role   ColumnRole
 }
 
 // shadowable is a reason given for a list write that a DELETE of the same batch may
@@ -305,10 +306,11 @@ func (c *classifier) whereOf(t []cqltext.Token, fp *footprint, del bool) bool {
 			}
 			r = restriction{col: col, marker: -1} // a value not judged: equal to nothing
 		}
+		r.role = c.role(fp.ks, fp.table, col)
 		if slice {
 			// Only a clustering column takes a slice (Cassandra refuses one on the
 			// partition key).
-			if c.role(fp.ks, fp.table, col) != RoleClustering {
+			if r.role != RoleClustering {
 				return false
 			}
 			r.op = e[1].Text
@@ -593,6 +595,13 @@ func (d footprint) deletes(dv []any, w footprint, wv []any, s shadowable, in Val
 		return false
 	}
 	for _, r := range d.key {
+		if s.role == RoleStatic && d.cols != nil && r.role != RolePartitionKey {
+			// A static column named by a DELETE (with a regular one: named alone,
+			// Cassandra refuses clustering restrictions) lives in the partition's
+			// static row: deleted whatever row the clustering restrictions name
+			// (DeleteStatement.addUpdateForKey, Clustering.STATIC_CLUSTERING).
+			continue
+		}
 		i := slices.IndexFunc(w.key, func(x restriction) bool { return x.col == r.col })
 		if i < 0 || !covers(r, dv, w.key[i], wv, in) {
 			return false
