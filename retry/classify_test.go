@@ -75,7 +75,8 @@ func TestRetryClassify(t *testing.T) {
 		{cql: "UPDATE t SET d = currentDate() WHERE id = ?", reason: "currentDate()"},
 		{cql: "INSERT INTO t (id, a) VALUES (?, ks.myfn(?))", reason: "user-defined function"},
 		{cql: "INSERT INTO t (id, a) VALUES (?, myfn(?))", reason: "unknown function"},
-		{cql: "DELETE FROM t WHERE id = now()", reason: "now()"},
+		{cql: "DELETE FROM t WHERE id = currentTimestamp()", reason: "currentTimestamp()"},
+		{cql: "DELETE FROM t WHERE id = now()", want: true, kind: KindWrite}, // a fresh id: a key no one holds
 		// LWT.
 		{cql: "INSERT INTO t (id) VALUES (?) IF NOT EXISTS", reason: "lightweight transaction"},
 		{cql: "UPDATE t SET a = ? WHERE id = ? IF a = ?", reason: "lightweight transaction"},

@@ -100,6 +100,13 @@ func TestShadowedBatchShapes(t *testing.T) {
 		{"now() clustering key under a partition delete", "sht", []entry{
 			{"DELETE FROM %s WHERE k = ?", []any{"a"}},
 			{"INSERT INTO %s (k, c, l, v) VALUES ('a', now(), [1], 1)", nil}}},
+		// A DELETE keyed by a fresh id (now(), uuid()) deletes what no one holds.
+		{"control: a write keyed by now() makes a new row each run", "sht", []entry{
+			{"DELETE FROM %s WHERE k = 'b'", nil},
+			{"UPDATE %s SET v = 2 WHERE k = 'a' AND c = now()", nil}}},
+		{"a row delete keyed by now()", "sht", []entry{
+			{"DELETE FROM %s WHERE k = 'a' AND c = now()", nil},
+			{"DELETE FROM %s WHERE k = 'b' AND c = currentTimeUUID()", nil}}},
 		// A range DELETE covers a write whose clustering key lies in it (integers by
 		// value, text by bytes), in the type's order on a DESC column too.
 		{"control: the exclusive range misses the key", "sh", []entry{
@@ -108,6 +115,9 @@ func TestShadowedBatchShapes(t *testing.T) {
 		{"exclusive range delete containing the key", "sh", []entry{
 			{"DELETE FROM %s WHERE k = 'a' AND c > 1 AND c < 4", nil},
 			{"UPDATE %s SET l = l + [1] WHERE k = 'a' AND c = ?", []any{3}}}},
+		{"JSON insert under a range delete", "sh", []entry{
+			{"DELETE FROM %s WHERE k = 'a' AND c > 1", nil},
+			{`INSERT INTO %s JSON '{"k": "a", "c": 3, "l": [4]}'`, nil}}},
 		{"control: DESC table, the range misses the key", "shd", []entry{
 			{"DELETE FROM %s WHERE k = 'a' AND c < 0", nil},
 			{"UPDATE %s SET l = l + [1] WHERE k = 'a' AND c = 0", nil}}},

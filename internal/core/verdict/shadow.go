@@ -28,9 +28,11 @@ import (
 // What makes the rule hold, and what the code checks:
 //   - neither statement has its own USING TIMESTAMP (both write at the batch's T) nor an
 //     IF (a condition decides per execution);
-//   - both name the same table, and every restriction of the DELETE (equalities only: no
-//     IN, no range) is met by the write's row, with a value known equal: the same literal
-//     text, or bound values of the same plain Go type that are equal;
+//   - both name the same table, and every restriction of the DELETE (equalities, and
+//     slices of a clustering column; no IN) is met by the write's row: a value known
+//     equal (the same literal text, bound values of the same plain Go type that are
+//     equal, or literal and bound where the key type says they mean the same), or one
+//     inside the slice in the column type's order (integers, text, dates);
 //   - the DELETE deletes the column: a whole-column selection naming it, or whole rows
 //     when the schema says the column is a regular one (a static column only when the
 //     DELETE restricts nothing but the partition key);
@@ -90,7 +92,8 @@ type footprint struct {
 	partition bool          // the DELETE restricts partition key columns only
 }
 
-// restriction is `col = value`: a literal or the bind marker at index marker. lit is
+// restriction is `col = value` (or a DELETE's `col > value`, op): a literal or the bind
+// marker at index marker; role is where col sits in the table. lit is
 // the literal's value in a form two sources share only where the column's type makes
 // them mean the same: "s:text", "i:integer", "f:bits" (double), "b:bool", "u:uuid",
 // else a form private to the source ("cql:" tokens, "json:" raw). A float key compares
@@ -116,7 +119,8 @@ type shadowable struct {
 
 // footprintOf reads the footprint of an INSERT, UPDATE or DELETE; ok is false when
 // shadowing cannot be judged for it (its own USING TIMESTAMP, an IF, a restriction other
-// than an equality, INSERT JSON).
+// than an equality or a DELETE's slice). A bound INSERT JSON document has its key filled
+// in with its value (Verdict.jsonListReasons).
 func (c *classifier) footprintOf(t []cqltext.Token) (footprint, bool) {
 	var fp footprint
 	for i, tok := range t {
@@ -144,7 +148,8 @@ func (c *classifier) footprintOf(t []cqltext.Token) (footprint, bool) {
 			return fp, false
 		}
 		for col, raw := range obj {
-			fp.key = append(fp.key, restriction{col: col, lit: jsonForm(raw, c.keyType(fp.ks, fp.table, col)), marker: -1})
+			typ := c.keyType(fp.ks, fp.table, col)
+			fp.key = append(fp.key, restriction{col: col, typ: typ, lit: jsonForm(raw, typ), marker: -1})
 		}
 	case t[0].Is("insert"):
 		into := cqltext.IndexKeyword(t, "into", 0)
@@ -279,7 +284,8 @@ func (c *classifier) functionOwner(t []cqltext.Token) func(pos int) (string, boo
 	}
 }
 
-// whereOf reads WHERE a = x AND b = y … into fp.key; false for any other form. A value
+// whereOf reads WHERE a = x AND b = y … into fp.key (in a DELETE also a slice of a
+// clustering column, c > x, c <= y); false for any other form. A value
 // it cannot judge (a call, a cast) is equal to nothing in a write; a DELETE with one
 // (del) has no footprint.
 func (c *classifier) whereOf(t []cqltext.Token, fp *footprint, del bool) bool {
@@ -617,7 +623,7 @@ func (d footprint) deletes(dv []any, w footprint, wv []any, s shadowable, in Val
 // DESC column too (Cassandra: Bound.reverseIfNeeded).
 func covers(d restriction, dv []any, k restriction, kv []any, in ValueInspector) bool {
 	if k.op != "" {
-		return false
+		return false // a write's key is never a slice (whereOf keeps slices for a DELETE): a guard
 	}
 	if d.op == "" || d.op == ">=" || d.op == "<=" {
 		if sameValue(d, dv, k, kv, in) {
@@ -655,7 +661,10 @@ func order(a restriction, av []any, b restriction, bv []any, in ValueInspector) 
 	case strings.HasPrefix(fa, "i:"), strings.HasPrefix(fa, "d:"):
 		x, okx := new(big.Int).SetString(fa[2:], 10)
 		y, oky := new(big.Int).SetString(fb[2:], 10)
-		return x.Cmp(y), okx && oky
+		if !okx || !oky {
+			return 0, false
+		}
+		return x.Cmp(y), true
 	case strings.HasPrefix(fa, "s:"):
 		return strings.Compare(fa[2:], fb[2:]), true
 	}

@@ -88,7 +88,8 @@ func (v Verdict) jsonListReasons(b bindCheck, doc string, cols []string) Verdict
 		w := v.fps[b.fp]
 		w.key = nil
 		for col, raw := range obj {
-			w.key = append(w.key, restriction{col: col, lit: jsonForm(raw, b.look.keyType(w.ks, w.table, col)), marker: -1})
+			typ := b.look.keyType(w.ks, w.table, col)
+			w.key = append(w.key, restriction{col: col, typ: typ, lit: jsonForm(raw, typ), marker: -1})
 		}
 		v.fps = slices.Clone(v.fps) // the verdict may be cached: its footprints are shared
 		v.fps[b.fp] = w

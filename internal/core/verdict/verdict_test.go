@@ -109,18 +109,28 @@ func FuzzVerdict(f *testing.F) {
 // TestVerdictDeleteElementKeyedByServerFunction: DELETE m[toUnixTimestamp(now())]
 // removes the entry the server's clock names when it runs; a late retry removes another
 // one, which may exist (oracle seed 20261125, case 63108: a map<bigint, float> lost an
-// entry keyed by a later millisecond). now(), uuid() and currentTimeUUID() name an entry
-// nobody wrote, and are refused alike (conservative: the verdict does not tell function
-// results apart). A deterministic function in the subscript stays repeatable.
+// entry keyed by a later millisecond). now(), uuid() and currentTimeUUID() alone name an
+// entry nobody wrote (a fresh id): repeatable since #28's R6; wrapped in a conversion they
+// name a time again. A deterministic function in the subscript stays repeatable.
 func TestVerdictDeleteElementKeyedByServerFunction(t *testing.T) {
 	schema := kinds{"t.m": verdict.ColumnMap, "t.s": verdict.ColumnSet}
 	for _, tc := range []struct {
 		cql  string
 		want bool
 	}{
-		{"DELETE m[currentTimeUUID()] FROM t WHERE k = 1", false},
-		{"DELETE s[now()], m[1] FROM t WHERE k = 1", false},
-		{"DELETE m[1], s[uuid()] FROM t USING TIMESTAMP 5 WHERE k = 1", false},
+		{"DELETE m[currentTimeUUID()] FROM t WHERE k = 1", true},
+		{"DELETE s[now()], m[1] FROM t WHERE k = 1", true},
+		{"DELETE m[1], s[uuid()] FROM t USING TIMESTAMP 5 WHERE k = 1", true},
+		{"DELETE FROM t WHERE k = 1 AND c = now()", true},
+		{"DELETE FROM t WHERE k = uuid()", true},
+		{"DELETE m FROM t WHERE k = 1 AND \"C\" = currentTimeUUID() IF EXISTS", false},
+		{"DELETE FROM t WHERE k = 1 AND c >= now()", false},
+		{"DELETE FROM t WHERE k = 1 AND c IN (now(), 1)", false},
+		{"DELETE FROM t WHERE k = 1 AND c = currentTimestamp()", false},
+		{"DELETE FROM t WHERE k = 1 AND (c, d) = (now(), 1)", false},
+		{"DELETE m[now(1)] FROM t WHERE k = 1", false},
+		{"UPDATE t SET v = 1 WHERE k = 1 AND c = now()", false},
+		{"UPDATE t SET m = m - {now()} WHERE k = 1", false},
 		{"DELETE m[toTimestamp(now())] FROM t WHERE k = 1", false},
 		{"DELETE m[toUnixTimestamp(now())] FROM t WHERE k = 1", false},
 		{"DELETE m[currentDate()] FROM t WHERE k = 1", false},
