@@ -96,7 +96,7 @@ type footprint struct {
 // marker at index marker; role is where col sits in the table. lit is
 // the literal's value in a form two sources share only where the column's type makes
 // them mean the same: "s:text", "i:integer", "f:bits" (double), "b:bool", "u:uuid",
-// else a form private to the source ("cql:" tokens, "json:" raw). A float key compares
+// "d:days" (date), else a form private to the source ("cql:" tokens, "json:" raw). A float key compares
 // bound to bound only: Java's and Go's rounding of a literal to 32 bits are not shown
 // to agree.
 type restriction struct {
@@ -141,6 +141,8 @@ func (c *classifier) footprintOf(t []cqltext.Token) (footprint, bool) {
 		fp.ks, fp.table = cqltext.TableName(t, into+1)
 		if t[j+1].Kind == cqltext.Bind {
 			// A bound document: its key comes with its value (Verdict.jsonListReasons).
+			// Until then the key is empty, and an empty key is covered by nothing
+			// (deletes needs every restriction of the DELETE in it).
 			return fp, fp.table != ""
 		}
 		obj, ok := jsonColumns(t[j+1].Text)
@@ -451,7 +453,8 @@ func dateForm(s string) string {
 }
 
 // jsonForm is the shared form of an INSERT JSON document's value for a column of type
-// typ: a string for a text column, an integer for an integer column; else private.
+// typ: a string for a text column, an integer for an integer column, a uuid's or a
+// yyyy-mm-dd date's text for those; else private.
 func jsonForm(raw json.RawMessage, typ KeyType) string {
 	switch typ {
 	case KeyText:
@@ -465,13 +468,17 @@ func jsonForm(raw json.RawMessage, typ KeyType) string {
 		if n, ok := new(big.Int).SetString(string(raw), 10); ok {
 			return "i:" + n.String()
 		}
-	case KeyUUID, KeyDate:
+	case KeyUUID:
 		var str string
 		if json.Unmarshal(raw, &str) == nil {
-			if f := uuidForm(str); typ == KeyUUID && f != "" {
+			if f := uuidForm(str); f != "" {
 				return f
 			}
-			if f := dateForm(str); typ == KeyDate && f != "" {
+		}
+	case KeyDate:
+		var str string
+		if json.Unmarshal(raw, &str) == nil {
+			if f := dateForm(str); f != "" {
 				return f
 			}
 		}
@@ -537,14 +544,22 @@ func boundForm(v any, typ KeyType) string {
 			return "b:" + strconv.FormatBool(rv.Bool())
 		}
 	case KeyDate:
-		// gocql marshals a time.Time into the day of its UTC milliseconds, truncated
-		// toward zero (a time before 1970 not at midnight lands a day late), and a string
-		// parsed as yyyy-mm-dd; only a midnight UTC is read here.
+		// gocql (v1.7 and v2: marshalDate) sends the day of a time's UTC milliseconds,
+		// truncated toward zero (a time before 1970 not at midnight names the next day),
+		// as int32(day + 2^31), which Cassandra reads unsigned: a day outside int32
+		// wraps, and the milliseconds overflow further out. A string it parses as
+		// yyyy-mm-dd.
 		switch t := v.(type) {
 		case time.Time:
-			if u := t.UTC(); !t.IsZero() && u.Equal(u.Truncate(24*time.Hour)) {
-				return "d:" + strconv.FormatInt(u.Unix()/86400, 10)
+			sec := t.Unix()
+			if t.IsZero() || sec/86400 < math.MinInt32-1 || sec/86400 > math.MaxInt32+1 {
+				return ""
 			}
+			day := (sec*1000 + int64(t.Nanosecond()/1e6)) / 86400000
+			if day < math.MinInt32 || day > math.MaxInt32 {
+				return ""
+			}
+			return "d:" + strconv.FormatInt(day, 10)
 		case string:
 			return dateForm(t)
 		}
@@ -601,7 +616,7 @@ func (d footprint) deletes(dv []any, w footprint, wv []any, s shadowable, in Val
 		return false
 	}
 	for _, r := range d.key {
-		if s.role == RoleStatic && d.cols != nil && r.role != RolePartitionKey {
+		if s.role == RoleStatic && d.cols != nil && r.role != RolePartitionKey && r.op == "" {
 			// A static column named by a DELETE (with a regular one: named alone,
 			// Cassandra refuses clustering restrictions) lives in the partition's
 			// static row: deleted whatever row the clustering restrictions name

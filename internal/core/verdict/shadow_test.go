@@ -31,7 +31,8 @@ func (roles) ColumnRole(_, table, col string) verdict.ColumnRole {
 	return verdict.RoleRegular
 }
 
-// KeyType: t.k text, t.c int, t.v date (an "other" type), d.k double, w.k uuid, n.k varint.
+// KeyType: t.k text, t.c int, d.k double, w.k uuid, n.k varint, x.k and x.c text, x.u uuid,
+// x.f double, y.k text, y.c date; any other column an "other" type.
 func (roles) KeyType(_, table, col string) verdict.KeyType {
 	switch table + "." + col {
 	case "t.k", "t.x":
@@ -132,6 +133,12 @@ func TestShadowedListWrite(t *testing.T) {
 		{"date key, bound string against a bound time", shadowSchema,
 			b("DELETE FROM y WHERE k = 'a' AND c = ?; UPDATE y SET l = l + [1] WHERE k = 'a' AND c = ?"),
 			[]any{"1969-12-31", time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC)}, true},
+		{"date key, a time before 1970 not at midnight, as gocql sends it", shadowSchema,
+			b("DELETE FROM y WHERE k = 'a' AND c = '1969-12-31'; UPDATE y SET l = l + [1] WHERE k = 'a' AND c = ?"),
+			[]any{time.Date(1969, 12, 30, 12, 0, 0, 0, time.UTC)}, true},
+		{"date key, the same afternoon bound twice", shadowSchema,
+			b("DELETE FROM y WHERE k = 'a' AND c = ?; UPDATE y SET l = l + [1] WHERE k = 'a' AND c = ?"),
+			[]any{time.Date(2026, 11, 26, 15, 4, 5, 0, time.UTC), time.Date(2026, 11, 26, 15, 4, 5, 0, time.UTC)}, true},
 		{"date range containing the key", shadowSchema,
 			b("DELETE FROM y WHERE k = 'a' AND c >= '2026-11-01' AND c < '2026-12-01'; INSERT INTO y (k, c, l) VALUES ('a', '2026-11-30', [1])"), nil, true},
 		{"JSON insert under a range delete", shadowSchema,
@@ -222,9 +229,18 @@ func TestShadowedListWrite(t *testing.T) {
 		{"date key, another day", shadowSchema,
 			b("DELETE FROM y WHERE k = 'a' AND c = '2026-11-26'; UPDATE y SET l = l + [1] WHERE k = 'a' AND c = ?"),
 			[]any{time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)}, false},
-		{"date key, a time not at midnight UTC (gocql truncates it)", shadowSchema,
-			b("DELETE FROM y WHERE k = 'a' AND c = '1969-12-31'; UPDATE y SET l = l + [1] WHERE k = 'a' AND c = ?"),
-			[]any{time.Date(1969, 12, 31, 12, 0, 0, 0, time.UTC)}, false},
+		{"date key, a time before 1970 not at midnight names the next day (gocql truncates toward zero)", shadowSchema,
+			b("DELETE FROM y WHERE k = 'a' AND c = '1969-12-30'; UPDATE y SET l = l + [1] WHERE k = 'a' AND c = ?"),
+			[]any{time.Date(1969, 12, 30, 12, 0, 0, 0, time.UTC)}, false},
+		{"date key beyond int32 days wraps in gocql: not ordered (review)", shadowSchema,
+			b("DELETE FROM y WHERE k = 'a' AND c > '2026-01-01'; UPDATE y SET l = l + [1] WHERE k = 'a' AND c = ?"),
+			[]any{time.Date(5881580, 7, 12, 0, 0, 0, 0, time.UTC)}, false},
+		{"date key whose milliseconds overflow: not ordered (review)", shadowSchema,
+			b("DELETE FROM y WHERE k = 'a' AND c > '2026-01-01'; UPDATE y SET l = l + [1] WHERE k = 'a' AND c = ?"),
+			[]any{time.Date(300000000, 1, 1, 0, 0, 0, 0, time.UTC)}, false},
+		{"date key far before year 1 wraps: not ordered (review)", shadowSchema,
+			b("DELETE FROM y WHERE k = 'a' AND c < '2026-01-01'; UPDATE y SET l = l + [1] WHERE k = 'a' AND c = ?"),
+			[]any{time.Date(-5877641, 6, 22, 0, 0, 0, 0, time.UTC)}, false},
 		{"date key, the zero time (an empty value)", shadowSchema,
 			b("DELETE FROM y WHERE k = 'a' AND c = ?; UPDATE y SET l = l + [1] WHERE k = 'a' AND c = ?"),
 			[]any{time.Time{}, time.Time{}}, false},
