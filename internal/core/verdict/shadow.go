@@ -149,10 +149,7 @@ func (c *classifier) footprintOf(t []cqltext.Token) (footprint, bool) {
 		if !ok {
 			return fp, false
 		}
-		for col, raw := range obj {
-			typ := c.keyType(fp.ks, fp.table, col)
-			fp.key = append(fp.key, restriction{col: col, typ: typ, lit: jsonForm(raw, typ), marker: -1})
-		}
+		fp.key = c.jsonKey(fp.ks, fp.table, obj)
 	case t[0].Is("insert"):
 		into := cqltext.IndexKeyword(t, "into", 0)
 		vals := cqltext.IndexKeyword(t, "values", 0)
@@ -450,6 +447,17 @@ func dateForm(s string) string {
 		return ""
 	}
 	return "d:" + strconv.FormatInt(t.Unix()/86400, 10)
+}
+
+// jsonKey is an INSERT JSON document's columns as a footprint's key: each value in its
+// column type's shared form (jsonForm).
+func (c *classifier) jsonKey(ks, table string, obj map[string]json.RawMessage) []restriction {
+	key := make([]restriction, 0, len(obj))
+	for col, raw := range obj {
+		typ := c.keyType(ks, table, col)
+		key = append(key, restriction{col: col, typ: typ, lit: jsonForm(raw, typ), marker: -1})
+	}
+	return key
 }
 
 // jsonForm is the shared form of an INSERT JSON document's value for a column of type

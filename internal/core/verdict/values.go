@@ -86,11 +86,7 @@ func (v Verdict) jsonListReasons(b bindCheck, doc string, cols []string) Verdict
 	fp := -1
 	if obj, ok := jsonColumns(doc); ok && b.fp >= 0 && b.fp < len(v.fps) && b.look != nil {
 		w := v.fps[b.fp]
-		w.key = nil
-		for col, raw := range obj {
-			typ := b.look.keyType(w.ks, w.table, col)
-			w.key = append(w.key, restriction{col: col, typ: typ, lit: jsonForm(raw, typ), marker: -1})
-		}
+		w.key = b.look.jsonKey(w.ks, w.table, obj)
 		v.fps = slices.Clone(v.fps) // the verdict may be cached: its footprints are shared
 		v.fps[b.fp] = w
 		fp = b.fp
