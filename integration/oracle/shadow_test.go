@@ -28,6 +28,7 @@ func TestShadowedBatchShapes(t *testing.T) {
 		"sht": "(k text, c timeuuid, l list<int>, v int, PRIMARY KEY (k, c))",
 		"shv": "(k varint PRIMARY KEY, l list<int>, v int)",
 		"shy": "(k text, c date, l list<int>, v int, PRIMARY KEY (k, c))",
+		"shx": "(k text, c int, l list<int>, v int, PRIMARY KEY (k, c)) WITH default_time_to_live = 86400",
 		"shd": "(k text, c int, l list<int>, s list<int> static, v int, m map<int, int>, tu timeuuid, PRIMARY KEY (k, c)) WITH CLUSTERING ORDER BY (c DESC)",
 	}
 	for name, cols := range ddl {
@@ -141,6 +142,13 @@ func TestShadowedBatchShapes(t *testing.T) {
 		{"control: the date range ends at the key", "shy", []entry{
 			{"DELETE FROM %s WHERE k = 'a' AND c < '2026-11-26'", nil},
 			{"UPDATE %s SET l = l + [1] WHERE k = 'a' AND c = '2026-11-26'", nil}}},
+		// A table with a default TTL: its cells expire, a tombstone at T still wins.
+		{"control: default TTL table, the range misses the key", "shx", []entry{
+			{"DELETE FROM %s WHERE k = 'a' AND c > 0", nil},
+			{"UPDATE %s SET l = l + [1] WHERE k = 'a' AND c = 0", nil}}},
+		{"default TTL table, a range delete containing the key", "shx", []entry{
+			{"DELETE FROM %s WHERE k = 'a' AND c >= 0 AND c < 5", nil},
+			{"UPDATE %s SET l = [2] + l WHERE k = 'a' AND c = ?", []any{0}}}},
 		// gocql sends a time.Time's day truncated toward zero, as int32(day + 2^31): a
 		// day beyond int32 wraps (review), so it is not ordered.
 		{"control: a date past int32 days under a range delete", "shy", []entry{
@@ -216,6 +224,7 @@ func TestShadowedBatchShapes(t *testing.T) {
 						"shv": "INSERT INTO %s (k, l, v) VALUES (" + key + ", [7, 8], 1)",
 						"shd": "INSERT INTO %s (k, c, l, s, v, m) VALUES ('a', %d, [7, 8], [5], 1, {1: 1})",
 						"shy": "INSERT INTO %s (k, c, l, v) VALUES ('a', '2026-11-26', [7, 8], 1)",
+						"shx": "INSERT INTO %s (k, c, l, v) VALUES ('a', 0, [7, 8], 1)",
 					}[tc.table]
 					for _, c := range []int{0, 3} {
 						q := fmt.Sprintf(setup, table, c)
@@ -234,6 +243,8 @@ func TestShadowedBatchShapes(t *testing.T) {
 						other += " AND c = " + u.String()
 					} else if tc.table == "shy" {
 						other += " AND c = '2026-11-26'"
+					} else if tc.table == "shx" {
+						other += " AND c = 0"
 					}
 					exec()
 					if err := s.Query(other).WithContext(ctx).WithTimestamp(ts - 40).Exec(); err != nil {
