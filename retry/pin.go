@@ -135,20 +135,21 @@ func (p *Policy) pin(ctx context.Context, q *gocql.Query, c execConfig) (pinned,
 		ctx = context.Background()
 	}
 	stmt, values := q.Statement(), q.Values()
-	v, err := c.apply(p.classify(p.cfg.schema, q.Keyspace(), stmt).ForValues(values, gocqlValues{}))
+	tv := p.classify(p.cfg.schema, q.Keyspace(), stmt)
+	var ts int64 // drawn before the values are judged: a batch text's own USING TIMESTAMPs compare with it
+	if tv.Writes {
+		if ts = c.ts; ts == 0 {
+			ts = p.cfg.clock.Next()
+		}
+	}
+	v, err := c.apply(tv.AtTimestamp(ts).ForValues(values, gocqlValues{}))
 	if err != nil {
 		return pinned{}, err
 	}
-	ts := c.ts
 	if v.Writes {
 		if err := p.refuseSkewed(); err != nil {
 			return pinned{}, err
 		}
-		if ts == 0 {
-			ts = p.cfg.clock.Next()
-		}
-	} else {
-		ts = 0
 	}
 	op := c.operation
 	if op == "" {
@@ -171,9 +172,9 @@ func (p *Policy) pin(ctx context.Context, q *gocql.Query, c execConfig) (pinned,
 	return pinned{query: out, values: values, verdict: v, timestamp: ts, state: st, hedge: hx}, nil
 }
 
-// batchVerdict judges a batch: idempotent iff every entry is (with its values) and it is
-// not a COUNTER batch.
-func (p *Policy) batchVerdict(schema Schema, b *gocql.Batch) Verdict {
+// batchVerdict judges a batch executed at timestamp at (0: not known): idempotent iff
+// every entry is (with its values) and it is not a COUNTER batch.
+func (p *Policy) batchVerdict(schema Schema, b *gocql.Batch, at int64) Verdict {
 	ks := b.Keyspace()
 	var buf [4]Verdict // most batches: no allocation
 	entries := buf[:0]
@@ -184,8 +185,8 @@ func (p *Policy) batchVerdict(schema Schema, b *gocql.Batch) Verdict {
 	for i := range b.Entries {
 		entries[i] = p.classify(schema, ks, b.Entries[i].Stmt).ForValues(b.Entries[i].Args, gocqlValues{})
 	}
-	return verdict.Batch(entries, func(i int) []any { return b.Entries[i].Args }, gocqlValues{},
-		b.Type == gocql.CounterBatch, b.Type == gocql.LoggedBatch)
+	return verdict.BatchAt(entries, func(i int) []any { return b.Entries[i].Args }, gocqlValues{},
+		b.Type == gocql.CounterBatch, b.Type == gocql.LoggedBatch, at)
 }
 
 // pinBatch is pin for a batch: one timestamp for the whole batch (statements with their
@@ -195,7 +196,11 @@ func (p *Policy) pinBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch,
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	v, err := c.apply(p.batchVerdict(p.schemaFor(s), b))
+	ts := c.ts // drawn before the entries are judged: their own USING TIMESTAMPs compare with it
+	if ts == 0 {
+		ts = p.cfg.clock.Next()
+	}
+	v, err := c.apply(p.batchVerdict(p.schemaFor(s), b, ts))
 	if err != nil {
 		return pinnedBatch{}, err
 	}
@@ -203,10 +208,6 @@ func (p *Policy) pinBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch,
 		if err := p.refuseSkewed(); err != nil {
 			return pinnedBatch{}, err
 		}
-	}
-	ts := c.ts
-	if ts == 0 {
-		ts = p.cfg.clock.Next()
 	}
 	op := c.operation
 	if op == "" {

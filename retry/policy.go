@@ -107,10 +107,20 @@ func (p *Policy) MaxAttempts() int { return p.cfg.maxAttempts }
 // keyspace is where statements that name no keyspace run (the session's). The Policy's
 // schema (WithSchema) refines it.
 func (p *Policy) Repeatable(keyspace, cql string, values []any) Verdict {
+	return p.RepeatableAt(keyspace, cql, values, 0)
+}
+
+// RepeatableAt is Repeatable for an execution pinned at timestamp ts (µs since the
+// epoch; 0: not known), as Exec judges it: in a batch, a statement with its own USING
+// TIMESTAMP is compared with ts (Verdict.AtTimestamp).
+func (p *Policy) RepeatableAt(keyspace, cql string, values []any, ts int64) Verdict {
 	if p.err != nil {
 		return Verdict{Reasons: []string{"invalid policy: " + p.err.Error()}, Kind: KindUnknown, Writes: true}
 	}
 	v := p.classify(p.cfg.schema, keyspace, cql)
+	if ts != 0 {
+		v = v.AtTimestamp(ts)
+	}
 	if values == nil {
 		return v // the text alone: what depends on values is in v.ValueConditions()
 	}
@@ -159,7 +169,7 @@ func (p *Policy) unpinnedVerdict(q gocql.RetryableQuery) (string, Verdict) {
 		stmt := x.Statement()
 		return stmt, p.classify(p.cfg.schema, x.Keyspace(), stmt).ForValues(x.Values(), gocqlValues{})
 	case *gocql.Batch:
-		v := p.batchVerdict(p.cfg.schema, x)
+		v := p.batchVerdict(p.cfg.schema, x, 0) // its timestamp is not pinned
 		return "BATCH", v
 	}
 	return "", Verdict{Kind: KindUnknown, Writes: true, Reasons: []string{"unknown statement type"}}

@@ -18,10 +18,11 @@ import (
 	"github.com/gocql/gocql"
 )
 
-// decide is the library's judgement of whether a statement may be repeated: the one
-// place to switch when the retry package's API changes.
-func decide(s *gocql.Session, keyspace, cql string, values []any) (repeatable bool, reasons []string) {
-	v := retry.NewPolicy(retry.WithSchema(retry.SessionSchema(s))).Repeatable(keyspace, cql, values)
+// decide is the library's judgement of whether a statement executed at timestamp ts may
+// be repeated, as Policy.Exec judges it: the one place to switch when the retry
+// package's API changes.
+func decide(s *gocql.Session, keyspace, cql string, values []any, ts int64) (repeatable bool, reasons []string) {
+	v := retry.NewPolicy(retry.WithSchema(retry.SessionSchema(s))).RepeatableAt(keyspace, cql, values, ts)
 	return v.Idempotent, v.Reasons
 }
 
@@ -37,7 +38,7 @@ type oracleCase struct {
 	fn    bool  // the statement calls a server function
 	// clockAlts: the statement's calls of clock- or randomness-dependent server
 	// functions, each with another value it may return (stmtGen.clockAlt)
-	clockAlts [][2]string
+	clockAlts [][3]string
 	setupTTL  bool
 }
 
@@ -584,24 +585,41 @@ func (r *runner) judge(ctx context.Context, c *oracleCase, st stmt, withSetup bo
 
 // judgeClock repeats st as a retry would run on a server whose clock has moved: each
 // call of a clock- or randomness-dependent function (now(), currentDate(), uuid(), …)
-// returns another value (c.clockAlts). st once (slot 9) against st, then st so changed
-// (slot 10), both set up as the case's other partitions are, and says how they
-// differ. Run in the same second or day, such a statement often repeats equal —
-// currentDate() changes at midnight only — though a late retry writes another value or
-// another row.
+// returns another value (c.clockAlts). st once against st, then st so changed, both set
+// up as the case's other partitions are, and says how they differ. Two probes: the
+// other value the generator chose (slots 9 and 10: a setup row's key, so the repeat
+// may find data there) and, when that shows nothing, the latest value (slots 11 and
+// 12: a late retry's now() or currentDate() is greater, and wins an equal-timestamp tie
+// over the first execution's value, which a random value does only half the time). Run
+// in the same second or day, such a statement often repeats equal — currentDate()
+// changes at midnight only — though a late retry writes another value or another row.
 func (r *runner) judgeClock(ctx context.Context, c *oracleCase, st stmt, withSetup bool, attempt int, tol int64) (string, error) {
 	if len(c.clockAlts) == 0 || st.lwt {
 		return "", nil
 	}
 	alts := slices.Clone(c.clockAlts)
-	slices.SortStableFunc(alts, func(a, b [2]string) int { return len(b[0]) - len(a[0]) }) // toDate(now()) before now()
-	var pairs []string
-	for _, a := range alts {
-		pairs = append(pairs, a[0], a[1])
+	slices.SortStableFunc(alts, func(a, b [3]string) int { return len(b[0]) - len(a[0]) }) // toDate(now()) before now()
+	for probe, slot := range []int{9, 11} {
+		var pairs []string
+		for _, a := range alts {
+			if alt := a[1+probe]; alt != "" {
+				pairs = append(pairs, a[0], alt)
+			}
+		}
+		if probe == 1 && len(pairs) == 0 {
+			break
+		}
+		d, err := r.clockProbe(ctx, c, st, st.replaced(strings.NewReplacer(pairs...).Replace), withSetup, attempt, slot, tol)
+		if d != "" || err != nil {
+			return d, err
+		}
 	}
-	rep := strings.NewReplacer(pairs...)
-	later := st.replaced(rep.Replace)
-	once, again := partitionKey(c.tb, c.idx, attempt, 9), partitionKey(c.tb, c.idx, attempt, 10)
+	return "", nil
+}
+
+// clockProbe runs st once (slot) against st then later (slot+1) and says how they differ.
+func (r *runner) clockProbe(ctx context.Context, c *oracleCase, st, later stmt, withSetup bool, attempt, slot int, tol int64) (string, error) {
+	once, again := partitionKey(c.tb, c.idx, attempt, slot), partitionKey(c.tb, c.idx, attempt, slot+1)
 	start := time.Now()
 	for _, k := range []pkey{once, again} {
 		if withSetup {

@@ -103,7 +103,7 @@ func TestOracleStatements(t *testing.T) {
 		c := genCase(seed, idx, tables, base)
 		text, values := c.st.text()
 		text, values = bindKey(text, values, partitionKey(c.tb, c.idx, 0, 0))
-		rep, reasons := decide(s, ks, text, values)
+		rep, reasons := decide(s, ks, text, values, c.ts)
 		v := r.judge(ctx, c, c.st, true, 0)
 		var report, sig string
 		if rep && v.diff != "" && v.known == "" {

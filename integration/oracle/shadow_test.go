@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/big"
 	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -52,6 +54,30 @@ func TestShadowedBatchShapes(t *testing.T) {
 		table   string
 		entries []entry
 	}{
+		// {T+n} in a text and atT(n) among the values are the execution's timestamp T
+		// plus n: a statement's own USING TIMESTAMP against the batch's T, which the
+		// verdict is given (RepeatableAt, as Policy.Exec pins it before it judges).
+		{"own timestamps: a delete at T+10 over an append at T", "sh", []entry{
+			{"DELETE FROM %s USING TIMESTAMP {T+10} WHERE k = 'a' AND c = 0", nil},
+			{"UPDATE %s SET l = l + [1, 2] WHERE k = 'a' AND c = 0", nil}}},
+		{"own timestamps: a delete at T over a prepend at T-10", "sh", []entry{
+			{"DELETE FROM %s WHERE k = 'a' AND c = 0", nil},
+			{"UPDATE %s USING TIMESTAMP {T-10} SET l = [3] + l WHERE k = 'a' AND c = 0", nil}}},
+		{"own timestamps: both at T-5, a whole list under a column delete", "sh", []entry{
+			{"DELETE l FROM %s USING TIMESTAMP {T-5} WHERE k = 'a' AND c = 0", nil},
+			{"UPDATE %s USING TIMESTAMP {T-5} SET l = [3, 4], v = 5 WHERE k = 'a' AND c = 0", nil}}},
+		{"own timestamps: a bound delete timestamp over an append with TTL and its own", "shx", []entry{
+			{"DELETE FROM %s USING TIMESTAMP ? WHERE k = 'a' AND c = ?", []any{atT(3), 0}},
+			{"UPDATE %s USING TTL 500 AND TIMESTAMP {T+3} SET l = l + [1], v = 2 WHERE k = 'a' AND c = 0", nil}}},
+		{"control: own timestamps, the delete at T-1 below the append at T", "sh", []entry{
+			{"DELETE FROM %s USING TIMESTAMP {T-1} WHERE k = 'a' AND c = 0", nil},
+			{"UPDATE %s SET l = l + [1, 2] WHERE k = 'a' AND c = 0", nil}}},
+		{"control: own timestamps, the append at T+1 above the delete at T", "sh", []entry{
+			{"DELETE FROM %s WHERE k = 'a' AND c = 0", nil},
+			{"UPDATE %s USING TIMESTAMP {T+1} SET l = l + [1, 2] WHERE k = 'a' AND c = 0", nil}}},
+		{"control: own timestamps, a bound delete timestamp one below", "shx", []entry{
+			{"DELETE FROM %s USING TIMESTAMP ? WHERE k = 'a' AND c = ?", []any{atT(2), 0}},
+			{"UPDATE %s USING TTL 500 AND TIMESTAMP {T+3} SET l = l + [1], v = 2 WHERE k = 'a' AND c = 0", nil}}},
 		// A "control:" case is not shadowed: judged not repeatable, and Cassandra must
 		// tell once from twice (else this test could not see a repeat).
 		{"control: the DELETE hits another row", "sh", []entry{
@@ -189,13 +215,20 @@ func TestShadowedBatchShapes(t *testing.T) {
 					var values []any
 					b := s.NewBatch(gocql.UnloggedBatch).WithContext(ctx)
 					for _, e := range tc.entries {
-						q := fmt.Sprintf(e.cql, table)
+						q := atTimestamp(fmt.Sprintf(e.cql, table), ts)
+						vals := make([]any, len(e.values))
+						for i, v := range e.values {
+							if n, ok := v.(atT); ok {
+								v = ts + int64(n)
+							}
+							vals[i] = v
+						}
 						stmts = append(stmts, q)
-						values = append(values, e.values...)
-						b.Query(q, e.values...)
+						values = append(values, vals...)
+						b.Query(q, vals...)
 					}
 					text := "BEGIN UNLOGGED BATCH " + strings.Join(stmts, "; ") + " APPLY BATCH"
-					if v := retry.NewPolicy(retry.WithSchema(retry.SessionSchema(s))).Repeatable(ks, text, values); v.Idempotent == control {
+					if v := retry.NewPolicy(retry.WithSchema(retry.SessionSchema(s))).RepeatableAt(ks, text, values, ts); v.Idempotent == control {
 						t.Fatalf("judged repeatable %v: %s %v: %v", v.Idempotent, text, values, v.Reasons)
 					}
 					exec := func() {
@@ -275,6 +308,19 @@ func TestShadowedBatchShapes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// atT(n) among a shape's values is bound as the execution's timestamp plus n.
+type atT int64
+
+var tsMarks = regexp.MustCompile(`\{T([+-]\d+)\}`)
+
+// atTimestamp replaces each {T+n} or {T-n} in text with ts plus n.
+func atTimestamp(text string, ts int64) string {
+	return tsMarks.ReplaceAllStringFunc(text, func(m string) string {
+		n, _ := strconv.ParseInt(tsMarks.FindStringSubmatch(m)[1], 10, 64)
+		return strconv.FormatInt(ts+n, 10)
+	})
 }
 
 // readPartition is what Cassandra holds in partition key of table (the whole table when

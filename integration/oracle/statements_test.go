@@ -118,8 +118,9 @@ type stmtGen struct {
 	noTS   bool // inside a batch with its own USING TIMESTAMP
 	usedFn bool
 	// clockAlts: each call of a clock- or randomness-dependent server function in the
-	// statement, with a value another execution may get from it (clockAlt)
-	clockAlts [][2]string
+	// statement, with a value another execution may get from it and the value a late
+	// execution may get that wins an equal-timestamp tie (clockAlt)
+	clockAlts [][3]string
 	last      map[string]val // the row the last statement addressed
 }
 
@@ -173,7 +174,31 @@ func (g *stmtGen) clockAlt(t *ctype, f string, v val) {
 		r := rand.New(rand.NewPCG(uint64(g.ts), uint64(len(g.clockAlts))<<32|0xc10c))
 		alt = valueGen{r: r}.value(t, 0).lit
 	}
-	g.clockAlts = append(g.clockAlts, [2]string{f, alt})
+	g.clockAlts = append(g.clockAlts, [3]string{f, alt, latest(t)})
+}
+
+// latest is a value of type t a clock- or randomness-dependent function may return on
+// a late execution that wins every tie: two writes of one cell at one timestamp keep
+// the greater value by its bytes (Cassandra's Cells.resolveRegular), and a retry's now()
+// or currentDate() is later — greater — than the first execution's, while uuid()'s is
+// as likely greater as not. Replacing a call by a random value instead, the repeat
+// loses the tie about half the time and reads equal, which no late retry promises.
+func latest(t *ctype) string {
+	switch t.name {
+	case "timeuuid":
+		return "ffffffff-ffff-1fff-bfff-ffffffffffff" // version 1; the greatest time and bytes
+	case "uuid":
+		return "ffffffff-ffff-4fff-bfff-ffffffffffff"
+	case "timestamp":
+		return "'2100-01-01 00:00:00+0000'"
+	case "date":
+		return "'2100-01-01'"
+	case "time":
+		return "'23:59:59.999999999'"
+	case "bigint": // toUnixTimestamp(now()): milliseconds
+		return "4102444800000"
+	}
+	return ""
 }
 
 // fn returns a server function call of type t: non-deterministic ones (now(), uuid(),

@@ -11,7 +11,13 @@ import (
 // (shadow.go) — and it is not a COUNTER batch. A batch of more than one entry writes
 // more than one mutation; logged says it is a LOGGED batch.
 func Batch(entries []Verdict, values func(i int) []any, in ValueInspector, counter, logged bool) Verdict {
-	v := Verdict{Idempotent: true, Kind: KindBatch}
+	return BatchAt(entries, values, in, counter, logged, 0)
+}
+
+// BatchAt is Batch for an execution pinned at timestamp at (µs; 0: not known): a
+// statement with its own USING TIMESTAMP is then compared with the others' at.
+func BatchAt(entries []Verdict, values func(i int) []any, in ValueInspector, counter, logged bool, at int64) Verdict {
+	v := Verdict{Idempotent: true, Kind: KindBatch, at: at}
 	deleter := false
 	for _, ev := range entries {
 		deleter = deleter || ev.deleter
@@ -27,7 +33,7 @@ func Batch(entries []Verdict, values func(i int) []any, in ValueInspector, count
 			ev = ev.dropShadowed(func(s shadowable) bool {
 				for j, ej := range entries {
 					for _, d := range ej.fps {
-						if s.fp >= 0 && d.deletes(valuesOf(j), ev.fps[s.fp], valuesOf(i), s, in) {
+						if s.fp >= 0 && d.deletes(valuesOf(j), ev.fps[s.fp], valuesOf(i), s, in, at) {
 							return true
 						}
 					}

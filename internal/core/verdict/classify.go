@@ -75,6 +75,9 @@ type classifier struct {
 	ks      string      // keyspace of statements that name none
 	markers map[int]int // bind marker token position → marker index
 	fp      int         // the current statement's footprint in v.fps, or -1
+	// batchTS: the batch has its own USING TIMESTAMP: every statement writes at it, not
+	// at the execution's T (Cassandra refuses a statement's own timestamp then).
+	batchTS bool
 }
 
 // kind asks the schema what a column is. Frozen collections, tuples and UDTs are
@@ -179,6 +182,7 @@ func (c *classifier) batch(t []cqltext.Token) {
 	// Skip USING TIMESTAMP n.
 	if i < len(t) && t[i].Is("using") {
 		c.v.note("batch has a literal USING clause")
+		c.batchTS = true
 		for i < len(t) && !(t[i].Is("insert") || t[i].Is("update") || t[i].Is("delete")) {
 			i++
 		}

@@ -26,8 +26,11 @@ import (
 // elements die under the same deletion. Such a write is repeatable inside its batch.
 //
 // What makes the rule hold, and what the code checks:
-//   - neither statement has its own USING TIMESTAMP (both write at the batch's T) nor an
-//     IF (a condition decides per execution);
+//   - the DELETE's timestamp is not below the write's: neither has its own USING
+//     TIMESTAMP (both write at the batch's T), or both have one (literals, or signed
+//     integers bound), or one has and the execution's T is known (Verdict.AtTimestamp;
+//     the Policy pins T before it judges). Neither has an IF (a condition decides per
+//     execution);
 //   - both name the same table, and every restriction of the DELETE (equalities, and
 //     slices of a clustering column; no IN) is met by the write's row: a value known
 //     equal (the same literal text, bound values of the same plain Go type that are
@@ -90,6 +93,47 @@ type footprint struct {
 	del       bool          // a DELETE of whole rows or whole columns
 	cols      []string      // the DELETE's whole columns (nil: whole rows)
 	partition bool          // the DELETE restricts partition key columns only
+	// ownTS: the statement has its own USING TIMESTAMP: the literal ts, or the value
+	// bound to marker tsMarker (≥ 0). Without one it writes at the execution's T.
+	ownTS    bool
+	ts       int64
+	tsMarker int
+}
+
+// tsOf is the timestamp the statement writes at, executed with values at T (at, 0
+// when not known): its own USING TIMESTAMP, else T; ok false when not known.
+func (f footprint) tsOf(values []any, at int64) (int64, bool) {
+	switch {
+	case !f.ownTS:
+		return at, at != 0
+	case f.tsMarker < 0:
+		return f.ts, true
+	case f.tsMarker >= len(values):
+		return 0, false
+	}
+	// Only the plain Go integers: gocql marshals them to the bigint USING TIMESTAMP
+	// takes by value (a named type may marshal itself otherwise; unsigned ones wrap).
+	switch x := values[f.tsMarker].(type) {
+	case int64:
+		return x, true
+	case int:
+		return int64(x), true
+	}
+	return 0, false
+}
+
+// notBefore reports whether d writes at a timestamp not below w's: a tie goes to the
+// deletion.
+func notBefore(d footprint, dv []any, w footprint, wv []any, at int64) bool {
+	if !d.ownTS && !w.ownTS {
+		return true // both at the execution's T, whatever it is
+	}
+	dt, ok := d.tsOf(dv, at)
+	if !ok {
+		return false
+	}
+	wt, ok := w.tsOf(wv, at)
+	return ok && dt >= wt
 }
 
 // restriction is `col = value` (or a DELETE's `col > value`, op): a literal or the bind
@@ -122,13 +166,15 @@ type shadowable struct {
 // than an equality or a DELETE's slice). A bound INSERT JSON document has its key filled
 // in with its value (Verdict.jsonListReasons).
 func (c *classifier) footprintOf(t []cqltext.Token) (footprint, bool) {
-	var fp footprint
+	fp := footprint{tsMarker: -1}
 	for i, tok := range t {
 		if tok.Is("if") && !(i > 0 && t[i-1].IsPunct(".")) {
 			return fp, false
 		}
 		if tok.Is("timestamp") && i > 0 && (t[i-1].Is("using") || t[i-1].Is("and")) {
-			return fp, false
+			if c.batchTS || fp.ownTS || !c.ownTimestamp(t[i+1:], &fp) {
+				return fp, false
+			}
 		}
 	}
 	switch {
@@ -208,6 +254,36 @@ func (c *classifier) footprintOf(t []cqltext.Token) (footprint, bool) {
 	// fp.ks stays as written: an unqualified table matches only an unqualified one (the
 	// default keyspace a caller passes may not be the one Cassandra uses).
 	return fp, fp.table != "" && len(fp.key) > 0
+}
+
+// ownTimestamp reads the value of a USING TIMESTAMP into fp: an integer literal (a
+// negative one lexed as - and the number, adjacent) or one bind marker, followed by
+// nothing, AND, or the rest of the statement (SET, WHERE, VALUES, JSON).
+func (c *classifier) ownTimestamp(t []cqltext.Token, fp *footprint) bool {
+	n := 1
+	switch {
+	case len(t) >= 1 && t[0].Kind == cqltext.Bind:
+		fp.tsMarker = c.markers[t[0].Pos]
+	case len(t) >= 1 && t[0].Kind == cqltext.Number:
+		v, err := strconv.ParseInt(t[0].Text, 10, 64)
+		if err != nil {
+			return false
+		}
+		fp.ts = v
+	case len(t) >= 2 && t[0].IsPunct("-") && t[1].Kind == cqltext.Number && t[0].End == t[1].Pos:
+		v, err := strconv.ParseInt("-"+t[1].Text, 10, 64)
+		if err != nil {
+			return false
+		}
+		fp.ts, n = v, 2
+	default:
+		return false
+	}
+	if len(t) > n && !(t[n].Is("and") || t[n].Is("set") || t[n].Is("where") || t[n].Is("values") || t[n].Is("json")) {
+		return false
+	}
+	fp.ownTS = true
+	return true
 }
 
 // functionOwner maps the token positions of an INSERT's or UPDATE's values to the
@@ -604,9 +680,9 @@ func (c *classifier) listReason(ks, table, col, reason string) {
 }
 
 // deletes reports whether d, executed with dv, deletes column s of w's row (w executed
-// with wv) at the same timestamp.
-func (d footprint) deletes(dv []any, w footprint, wv []any, s shadowable, in ValueInspector) bool {
-	if !d.del || d.ks != w.ks || d.table != w.table {
+// with wv) at a timestamp not below w's, the execution pinned at at (0: not known).
+func (d footprint) deletes(dv []any, w footprint, wv []any, s shadowable, in ValueInspector, at int64) bool {
+	if !d.del || d.ks != w.ks || d.table != w.table || !notBefore(d, dv, w, wv, at) {
 		return false
 	}
 	switch {
@@ -781,7 +857,7 @@ func (v Verdict) unshadow(values []any, in ValueInspector) Verdict {
 	}
 	return v.dropShadowed(func(s shadowable) bool {
 		for _, d := range v.fps {
-			if s.fp >= 0 && d.deletes(values, v.fps[s.fp], values, s, in) {
+			if s.fp >= 0 && d.deletes(values, v.fps[s.fp], values, s, in, v.at) {
 				return true
 			}
 		}

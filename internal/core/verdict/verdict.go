@@ -66,6 +66,20 @@ type Verdict struct {
 	deleter bool
 	// keyspaces the verdict consulted schema metadata for (for cache validation).
 	consulted []string
+	// at: the timestamp the execution is pinned at (AtTimestamp), 0 when not known.
+	at int64
+}
+
+// AtTimestamp returns the verdict of an execution pinned at ts (µs since the epoch; 0:
+// not known). It matters only for a batch whose statements do not all write at ts: one
+// with its own USING TIMESTAMP shadows, or is shadowed by, the others as its timestamp
+// compares with ts — a list write is hidden by a DELETE of the same batch whose
+// timestamp is not below the write's. Call it before ForValues, which judges bound keys
+// and timestamps. The Policy pins the timestamp before it judges an execution, so Exec
+// and ExecBatch judge with it.
+func (v Verdict) AtTimestamp(ts int64) Verdict {
+	v.at = ts
+	return v.unshadow(nil, nil)
 }
 
 // bindCheck is one bind marker whose bound value can make a statement non-idempotent.
