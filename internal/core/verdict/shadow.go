@@ -105,7 +105,7 @@ type footprint struct {
 func (f footprint) tsOf(values []any, at int64) (int64, bool) {
 	switch {
 	case !f.ownTS:
-		return at, at != 0
+		return at, at != 0 && at != math.MinInt64
 	case f.tsMarker < 0:
 		return f.ts, true
 	case f.tsMarker >= len(values):
@@ -113,13 +113,16 @@ func (f footprint) tsOf(values []any, at int64) (int64, bool) {
 	}
 	// Only the plain Go integers: gocql marshals them to the bigint USING TIMESTAMP
 	// takes by value (a named type may marshal itself otherwise; unsigned ones wrap).
+	var ts int64
 	switch x := values[f.tsMarker].(type) {
 	case int64:
-		return x, true
+		ts = x
 	case int:
-		return int64(x), true
+		ts = int64(x)
+	default:
+		return 0, false
 	}
-	return 0, false
+	return ts, ts != math.MinInt64
 }
 
 // notBefore reports whether d writes at a timestamp not below w's: a tie goes to the
@@ -272,7 +275,9 @@ func (c *classifier) ownTimestamp(t []cqltext.Token, fp *footprint) bool {
 		fp.ts = v
 	case len(t) >= 2 && t[0].IsPunct("-") && t[1].Kind == cqltext.Number && t[0].End == t[1].Pos:
 		v, err := strconv.ParseInt("-"+t[1].Text, 10, 64)
-		if err != nil {
+		if err != nil || v == math.MinInt64 {
+			// Long.MIN_VALUE is Cassandra's "no deletion" (DeletionTime.LIVE): a
+			// deletion at it is not shown to delete anything.
 			return false
 		}
 		fp.ts, n = v, 2

@@ -1,6 +1,7 @@
 package verdict_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/cqlsafe/cqlsafe/internal/core/verdict"
@@ -59,6 +60,9 @@ func TestShadowedOwnTimestamp(t *testing.T) {
 		{"another row", b(del10 + "; UPDATE t USING TIMESTAMP 5 SET l = l + [1] WHERE k = 'a' AND c = 1"), 0, nil, false},
 		{"a timestamp that is no integer", b("DELETE FROM t USING TIMESTAMP 1e3 WHERE k = 'a' AND c = 0; " + app5), 0, nil, false},
 		{"a timestamp beyond int64", b("DELETE FROM t USING TIMESTAMP 9223372036854775808 WHERE k = 'a' AND c = 0; " + app5), 0, nil, false},
+		// Long.MIN_VALUE is Cassandra's "no deletion": never compared (review).
+		{"bound delete timestamp Long.MIN_VALUE", b("DELETE FROM t USING TIMESTAMP ? WHERE k = 'a' AND c = 0; UPDATE t USING TIMESTAMP ? SET l = l + [1] WHERE k = 'a' AND c = 0"), 0, []any{int64(math.MinInt64), int64(math.MinInt64)}, false},
+		{"T at Long.MIN_VALUE", b("DELETE FROM t USING TIMESTAMP -9223372036854775807 WHERE k = 'a' AND c = 0; " + app), math.MinInt64, nil, false},
 		{"a batch with its own timestamp", "BEGIN UNLOGGED BATCH USING TIMESTAMP 10 " + del + "; " + app + " APPLY BATCH", 3, nil, true},
 		// Cassandra refuses a statement's own timestamp in a batch that has one: never covered.
 		{"own timestamp inside a timestamped batch", "BEGIN UNLOGGED BATCH USING TIMESTAMP 10 " + del + "; " + app5 + " APPLY BATCH", 10, nil, false},

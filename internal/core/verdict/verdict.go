@@ -1,5 +1,7 @@
 package verdict
 
+import "fmt"
+
 // Kind is what a statement does.
 type Kind int
 
@@ -77,7 +79,14 @@ type Verdict struct {
 // timestamp is not below the write's. Call it before ForValues, which judges bound keys
 // and timestamps. The Policy pins the timestamp before it judges an execution, so Exec
 // and ExecBatch judge with it.
+//
+// A verdict is judged at one timestamp: reasons dropped at it do not come back, so a
+// verdict already judged at another one (and for which the timestamp matters: a list
+// write and a DELETE in one batch) is returned not repeatable — judge the text again.
 func (v Verdict) AtTimestamp(ts int64) Verdict {
+	if v.at != 0 && ts != v.at && len(v.shadow) > 0 {
+		return v.WithReason(fmt.Sprintf("verdict judged at timestamp %d already, asked for %d: judge the statement again", v.at, ts))
+	}
 	v.at = ts
 	return v.unshadow(nil, nil)
 }
