@@ -1,10 +1,12 @@
 package retry
 
 import (
+	"math/big"
 	"reflect"
 	"strings"
 
 	"github.com/gocql/gocql"
+	"gopkg.in/inf.v0"
 )
 
 // SessionSchema answers column kinds from s's schema metadata (gocql's keyspace
@@ -91,6 +93,8 @@ func (x sessionSchema) KeyType(keyspace, table, column string) KeyType {
 		return KeyVarint
 	case gocql.TypeDate:
 		return KeyDate
+	case gocql.TypeDecimal:
+		return KeyDecimal
 	case gocql.TypeDouble:
 		return KeyDouble
 	case gocql.TypeFloat:
@@ -163,6 +167,20 @@ func isNilRecorder(r Recorder) bool {
 type gocqlValues struct{}
 
 func (gocqlValues) IsUnset(v any) bool { return v == gocql.UnsetValue }
+
+// Decimal reads what gocql marshals into a decimal: an inf.Dec, or a non-nil pointer to
+// one (gocql dereferences pointers), as its unscaled integer and scale.
+func (gocqlValues) Decimal(v any) (*big.Int, int32, bool) {
+	switch d := v.(type) {
+	case inf.Dec:
+		return d.UnscaledBig(), int32(d.Scale()), true
+	case *inf.Dec:
+		if d != nil {
+			return d.UnscaledBig(), int32(d.Scale()), true
+		}
+	}
+	return nil, 0, false
+}
 
 func (gocqlValues) MayMarshalList(v any) bool {
 	switch v.(type) {

@@ -67,6 +67,7 @@ const (
 	KeyUUID    = verdict.KeyUUID
 	KeyVarint  = verdict.KeyVarint
 	KeyDate    = verdict.KeyDate
+	KeyDecimal = verdict.KeyDecimal
 )
 
 // KeyTypeSchema is the optional part of a Schema that answers key types.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cqlsafe/cqlsafe/retry"
 	"github.com/gocql/gocql"
+	"gopkg.in/inf.v0"
 )
 
 // TestShadowedBatchShapes: the regression cases of the shapes the verdict accepts
@@ -32,6 +33,7 @@ func TestShadowedBatchShapes(t *testing.T) {
 		"shy": "(k text, c date, l list<int>, v int, PRIMARY KEY (k, c))",
 		"shx": "(k text, c int, l list<int>, v int, PRIMARY KEY (k, c)) WITH default_time_to_live = 86400",
 		"shd": "(k text, c int, l list<int>, s list<int> static, v int, m map<int, int>, tu timeuuid, PRIMARY KEY (k, c)) WITH CLUSTERING ORDER BY (c DESC)",
+		"shz": "(k text, c decimal, l list<int>, v int, PRIMARY KEY (k, c)) WITH CLUSTERING ORDER BY (c DESC)",
 	}
 	for name, cols := range ddl {
 		for _, side := range []string{"_a", "_b"} {
@@ -57,6 +59,25 @@ func TestShadowedBatchShapes(t *testing.T) {
 		// {T+n} in a text and atT(n) among the values are the execution's timestamp T
 		// plus n: a statement's own USING TIMESTAMP against the batch's T, which the
 		// verdict is given (RepeatableAt, as Policy.Exec pins it before it judges).
+		// Decimal keys: ordered by value (BigDecimal.compareTo), equal with the same scale.
+		{"decimal range containing a bound key", "shz", []entry{
+			{"DELETE FROM %s WHERE k = 'a' AND c > 1.5 AND c < 2", nil},
+			{"UPDATE %s SET l = l + [1] WHERE k = 'a' AND c = ?", []any{inf.NewDec(175, 2)}}}},
+		{"decimal range, the key equal in value at another scale", "shz", []entry{
+			{"DELETE FROM %s WHERE k = 'a' AND c >= 1.5", nil},
+			{"UPDATE %s SET l = [2] + l, v = 3 WHERE k = 'a' AND c = 1.50", nil}}},
+		{"decimal JSON integer under a range", "shz", []entry{
+			{"DELETE FROM %s WHERE k = 'a' AND c >= -938261 AND c < 0", nil},
+			{`INSERT INTO %s JSON '{"k": "a", "c": -938261, "l": [4]}'`, nil}}},
+		{"decimal bound delete bound, an exponent literal write", "shz", []entry{
+			{"DELETE FROM %s WHERE k = 'a' AND c <= ?", []any{inf.NewDec(1, -3)}},
+			{"UPDATE %s SET l = l + [1] WHERE k = 'a' AND c = 1e3", nil}}},
+		{"control: decimal exclusive range at the key's value", "shz", []entry{
+			{"DELETE FROM %s WHERE k = 'a' AND c > 1.5", nil},
+			{"UPDATE %s SET l = l + [1] WHERE k = 'a' AND c = 1.50", nil}}},
+		{"control: decimal range just below the key", "shz", []entry{
+			{"DELETE FROM %s WHERE k = 'a' AND c > 1.5 AND c < 1.74999", nil},
+			{"UPDATE %s SET l = l + [1] WHERE k = 'a' AND c = ?", []any{inf.NewDec(175, 2)}}}},
 		{"own timestamps: a delete at T+10 over an append at T", "sh", []entry{
 			{"DELETE FROM %s USING TIMESTAMP {T+10} WHERE k = 'a' AND c = 0", nil},
 			{"UPDATE %s SET l = l + [1, 2] WHERE k = 'a' AND c = 0", nil}}},
@@ -258,6 +279,7 @@ func TestShadowedBatchShapes(t *testing.T) {
 						"shd": "INSERT INTO %s (k, c, l, s, v, m) VALUES ('a', %d, [7, 8], [5], 1, {1: 1})",
 						"shy": "INSERT INTO %s (k, c, l, v) VALUES ('a', '2026-11-26', [7, 8], 1)",
 						"shx": "INSERT INTO %s (k, c, l, v) VALUES ('a', 0, [7, 8], 1)",
+						"shz": "INSERT INTO %s (k, c, l, v) VALUES ('a', 1.75, [7, 8], 1)",
 					}[tc.table]
 					for _, c := range []int{0, 3} {
 						q := fmt.Sprintf(setup, table, c)
@@ -278,6 +300,8 @@ func TestShadowedBatchShapes(t *testing.T) {
 						other += " AND c = '2026-11-26'"
 					} else if tc.table == "shx" {
 						other += " AND c = 0"
+					} else if tc.table == "shz" {
+						other += " AND c = 1.75"
 					}
 					exec()
 					if err := s.Query(other).WithContext(ctx).WithTimestamp(ts - 40).Exec(); err != nil {

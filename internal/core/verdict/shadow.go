@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/big"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -77,7 +78,15 @@ const (
 	KeyUUID            // uuid, timeuuid
 	KeyVarint          // varint: an integer of any size (also bound as *big.Int)
 	KeyDate            // date: a day, as 'yyyy-mm-dd' or a time.Time at midnight UTC
+	KeyDecimal         // decimal: an unscaled integer and a scale (bound through a DecimalInspector)
 )
+
+// DecimalInspector is implemented by ValueInspectors that read a driver's decimal value:
+// the unscaled integer and the scale it marshals (gocql: inf.Dec). Without it a bound
+// decimal key is compared with nothing.
+type DecimalInspector interface {
+	Decimal(v any) (unscaled *big.Int, scale int32, ok bool)
+}
 
 // KeyTypeSchema is implemented by schemas that know column types. With it, a key given
 // as a literal in one statement and bound in another (`k = 'a'`, `k = ?` bound to "a")
@@ -512,8 +521,64 @@ func literalForm(tok cqltext.Token, typ KeyType) (string, bool) {
 		if f := dateForm(tok.Text); f != "" {
 			return f, true
 		}
+	case typ == KeyDecimal && tok.Kind == cqltext.Number:
+		if f := decimalForm(tok.Text); f != "" {
+			return f, true
+		}
 	}
 	return "", false
+}
+
+// decimalDigits is the text Cassandra's DecimalType reads (Java's new BigDecimal(s))
+// that decimalForm accepts: an optional sign, digits, an optional fraction, an optional
+// exponent of at most four digits.
+var decimalDigits = regexp.MustCompile(`^([+-]?)([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]{1,4}))?$`)
+
+// decimalForm is the shared form of a decimal's text as Java's BigDecimal reads it: "r:"
+// and the unscaled integer, "e", the scale (10 becomes 10 with scale 0; 1.50 becomes
+// 150 with scale 2; 1e3 becomes 1 with scale -3). "" for any other text, and for more
+// than 1000 digits or a scale beyond ±1000.
+func decimalForm(s string) string {
+	m := decimalDigits.FindStringSubmatch(s)
+	if m == nil || len(m[2])+len(m[3]) > 1000 {
+		return ""
+	}
+	n, ok := new(big.Int).SetString(m[1]+m[2]+m[3], 10)
+	if !ok {
+		return ""
+	}
+	scale := int64(len(m[3]))
+	if m[4] != "" {
+		e, err := strconv.ParseInt(m[4], 10, 64)
+		if err != nil {
+			return ""
+		}
+		scale -= e
+	}
+	return decimalOf(n, scale)
+}
+
+// decimalOf is the shared form of unscaled × 10^-scale ("" for a scale beyond ±1000).
+func decimalOf(unscaled *big.Int, scale int64) string {
+	if unscaled == nil || scale < -1000 || scale > 1000 {
+		return ""
+	}
+	return "r:" + unscaled.String() + "e" + strconv.FormatInt(scale, 10)
+}
+
+// decimalRat reads decimalOf's form back as a rational number.
+func decimalRat(f string) (*big.Rat, bool) {
+	unscaled, scale, ok := strings.Cut(f[2:], "e")
+	n, okn := new(big.Int).SetString(unscaled, 10)
+	sc, err := strconv.ParseInt(scale, 10, 64)
+	if !ok || !okn || err != nil || sc < -1000 || sc > 1000 {
+		return nil, false
+	}
+	p := new(big.Int).Exp(big.NewInt(10), big.NewInt(max(sc, -sc)), nil)
+	if sc >= 0 {
+		return new(big.Rat).SetFrac(n, p), true
+	}
+	return new(big.Rat).SetInt(n.Mul(n, p)), true
 }
 
 // dateForm is the shared form of a date's text, exactly yyyy-mm-dd (Cassandra reads it
@@ -570,6 +635,18 @@ func jsonForm(raw json.RawMessage, typ KeyType) string {
 			if f := dateForm(str); f != "" {
 				return f
 			}
+		}
+	case KeyDecimal:
+		// A string Cassandra reads as the literal's text; a number only as an integer
+		// (DecimalType.fromJSONObject: new BigDecimal(parsed.toString()) — a fraction
+		// or an exponent may pass through a double on the way).
+		var str string
+		if json.Unmarshal(raw, &str) == nil {
+			if f := decimalForm(str); f != "" {
+				return f
+			}
+		} else if n, ok := new(big.Int).SetString(string(raw), 10); ok {
+			return decimalOf(n, 0)
 		}
 	}
 	return "json:" + string(raw)
@@ -771,13 +848,21 @@ func order(a restriction, av []any, b restriction, bv []any, in ValueInspector) 
 		return x.Cmp(y), true
 	case strings.HasPrefix(fa, "s:"):
 		return strings.Compare(fa[2:], fb[2:]), true
+	case strings.HasPrefix(fa, "r:"):
+		// Cassandra orders decimals by value (DecimalType: BigDecimal.compareTo).
+		x, okx := decimalRat(fa)
+		y, oky := decimalRat(fb)
+		if !okx || !oky {
+			return 0, false
+		}
+		return x.Cmp(y), true
 	}
 	return 0, false
 }
 
 // orderForm is r's value as order reads it ("" for none).
 func orderForm(r restriction, values []any, in ValueInspector) string {
-	if r.typ != KeyInteger && r.typ != KeyVarint && r.typ != KeyText && r.typ != KeyDate {
+	if r.typ != KeyInteger && r.typ != KeyVarint && r.typ != KeyText && r.typ != KeyDate && r.typ != KeyDecimal {
 		return ""
 	}
 	f := r.lit
@@ -791,7 +876,7 @@ func orderForm(r restriction, values []any, in ValueInspector) string {
 		}
 		f = boundAt(values, r, in)
 	}
-	if !strings.HasPrefix(f, "i:") && !strings.HasPrefix(f, "s:") && !strings.HasPrefix(f, "d:") {
+	if !strings.HasPrefix(f, "i:") && !strings.HasPrefix(f, "s:") && !strings.HasPrefix(f, "d:") && !strings.HasPrefix(f, "r:") {
 		return ""
 	}
 	return f
@@ -802,10 +887,11 @@ func sameValue(a restriction, av []any, b restriction, bv []any, in ValueInspect
 		if a.marker < len(av) && b.marker < len(bv) && equalKeyValues(av[a.marker], bv[b.marker], in) {
 			return true
 		}
-		if a.typ != KeyDate || b.typ != KeyDate {
+		if (a.typ != KeyDate || b.typ != KeyDate) && (a.typ != KeyDecimal || b.typ != KeyDecimal) {
 			return false
 		}
-		// Two dates, each a midnight UTC or a yyyy-mm-dd string: the same day.
+		// Two dates, each a midnight UTC or a yyyy-mm-dd string: the same day; two
+		// decimals of the same unscaled value and scale.
 	}
 	fa, fb := a.lit, b.lit
 	if a.marker >= 0 {
@@ -820,6 +906,14 @@ func sameValue(a restriction, av []any, b restriction, bv []any, in ValueInspect
 // boundAt is the shared form of the value bound to r's marker ("" for none).
 func boundAt(values []any, r restriction, in ValueInspector) string {
 	if r.marker >= len(values) || in == nil || values[r.marker] == nil || in.IsUnset(values[r.marker]) {
+		return ""
+	}
+	if r.typ == KeyDecimal {
+		if di, ok := in.(DecimalInspector); ok {
+			if n, scale, ok := di.Decimal(values[r.marker]); ok {
+				return decimalOf(n, int64(scale))
+			}
+		}
 		return ""
 	}
 	return boundForm(values[r.marker], r.typ)
