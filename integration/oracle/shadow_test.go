@@ -72,6 +72,12 @@ func TestShadowedBatchShapes(t *testing.T) {
 		{"decimal bound delete bound, an exponent literal write", "shz", []entry{
 			{"DELETE FROM %s WHERE k = 'a' AND c <= ?", []any{inf.NewDec(1, -3)}},
 			{"UPDATE %s SET l = l + [1] WHERE k = 'a' AND c = 1e3", nil}}},
+		{"decimal inclusive end bound at another scale", "shz", []entry{
+			{"DELETE FROM %s WHERE k = 'a' AND c > 1 AND c <= 1.750", nil},
+			{"UPDATE %s SET l = l + [1] WHERE k = 'a' AND c = 1.75", nil}}},
+		{"decimal exponent bounds, a signed JSON string key", "shz", []entry{
+			{"DELETE FROM %s WHERE k = 'a' AND c >= 175e-2 AND c <= 0.0175e2", nil},
+			{`INSERT INTO %s JSON '{"k": "a", "c": "+1.7500", "l": [4]}'`, nil}}},
 		{"control: decimal exclusive range at the key's value", "shz", []entry{
 			{"DELETE FROM %s WHERE k = 'a' AND c > 1.5", nil},
 			{"UPDATE %s SET l = l + [1] WHERE k = 'a' AND c = 1.50", nil}}},

@@ -81,6 +81,8 @@ func TestShadowedDecimalKeys(t *testing.T) {
 		{"outside the range", b("DELETE FROM z WHERE k = 'a' AND c > 1.5 AND c < 2; " + app("2.0")), nil, nil, false},
 		{"JSON integer under a range", b(`DELETE FROM z WHERE k = 'a' AND c >= -938261 AND c < 0; INSERT INTO z JSON '{"k": "a", "c": -938261, "l": [4]}'`), nil, nil, true},
 		{"JSON string under a range", b(`DELETE FROM z WHERE k = 'a' AND c > 1 AND c < 2; INSERT INTO z JSON '{"k": "a", "c": "1.25", "l": [4]}'`), nil, nil, true},
+		{"JSON integer -0: not read", b(`DELETE FROM z WHERE k = 'a' AND c >= 0 AND c <= 0; INSERT INTO z JSON '{"k": "a", "c": -0, "l": [4]}'`), nil, nil, false},
+		{"JSON integer 0", b(`DELETE FROM z WHERE k = 'a' AND c >= 0 AND c <= 0; INSERT INTO z JSON '{"k": "a", "c": 0, "l": [4]}'`), nil, nil, true},
 		{"JSON number with a fraction: not read", b(`DELETE FROM z WHERE k = 'a' AND c > 1 AND c < 2; INSERT INTO z JSON '{"k": "a", "c": 1.25, "l": [4]}'`), nil, nil, false},
 		{"JSON number with an exponent: not read", b(`DELETE FROM z WHERE k = 'a' AND c > 1 AND c < 2000; INSERT INTO z JSON '{"k": "a", "c": 1e3, "l": [4]}'`), nil, nil, false},
 		{"bound decimal inside a range", b("DELETE FROM z WHERE k = 'a' AND c > 1.5 AND c < 2; " + app("?")), []any{dec{175, 2}}, decInspector{}, true},
