@@ -350,6 +350,24 @@ func TestShadowedListWrite(t *testing.T) {
 	}
 }
 
+// protocolBatch judges a protocol batch of entries, each with its values (values nil:
+// none known), executed at timestamp at (0: not known).
+func protocolBatch(entries []verdict.Verdict, values [][]any, at int64) verdict.Verdict {
+	judged := make([]verdict.Verdict, len(entries))
+	for i, e := range entries {
+		var vals []any
+		if values != nil {
+			vals = values[i]
+		}
+		judged[i] = e.ForValues(vals, inspector{})
+	}
+	var valuesOf func(int) []any
+	if values != nil {
+		valuesOf = func(i int) []any { return values[i] }
+	}
+	return verdict.BatchAt(judged, valuesOf, inspector{}, false, false, at)
+}
+
 // TestShadowedListWriteProtocolBatch: the same rule across the entries of a protocol
 // batch, each with its own values.
 func TestShadowedListWriteProtocolBatch(t *testing.T) {
@@ -390,19 +408,7 @@ func TestShadowedListWriteProtocolBatch(t *testing.T) {
 			[][]any{nil, {`{"k": "a", "c": 1, "l": [1]}`}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			entries := make([]verdict.Verdict, len(tc.entries))
-			for i, e := range tc.entries {
-				var vals []any
-				if tc.values != nil {
-					vals = tc.values[i]
-				}
-				entries[i] = e.ForValues(vals, inspector{})
-			}
-			var values func(int) []any
-			if tc.values != nil {
-				values = func(i int) []any { return tc.values[i] }
-			}
-			v := verdict.Batch(entries, values, inspector{}, false, false)
+			v := protocolBatch(tc.entries, tc.values, 0)
 			if v.Idempotent != tc.want {
 				t.Errorf("idempotent = %v, want %v (reasons %q)", v.Idempotent, tc.want, v.Reasons)
 			}

@@ -57,6 +57,8 @@ func TestShadowedOwnTimestamp(t *testing.T) {
 		{"TIMESTAMP and TTL", b(del10 + "; UPDATE t USING TIMESTAMP 3 AND TTL 5 SET l = l + [1] WHERE k = 'a' AND c = 0"), 0, nil, true},
 		{"insert with its own timestamp", b(del10 + "; INSERT INTO t (k, c, l) VALUES ('a', 0, [1]) USING TIMESTAMP 10"), 0, nil, true},
 		{"insert with a later timestamp", b(del10 + "; INSERT INTO t (k, c, l) VALUES ('a', 0, [1]) USING TIMESTAMP 11"), 0, nil, false},
+		{"static list under a partition delete, own timestamps", b("DELETE FROM t USING TIMESTAMP 10 WHERE k = 'a'; UPDATE t USING TIMESTAMP 5 SET s = s + [1] WHERE k = 'a'"), 0, nil, true},
+		{"static list above a partition delete, own timestamps", b("DELETE FROM t USING TIMESTAMP 10 WHERE k = 'a'; UPDATE t USING TIMESTAMP 11 SET s = s + [1] WHERE k = 'a'"), 0, nil, false},
 		{"another row", b(del10 + "; UPDATE t USING TIMESTAMP 5 SET l = l + [1] WHERE k = 'a' AND c = 1"), 0, nil, false},
 		{"a timestamp that is no integer", b("DELETE FROM t USING TIMESTAMP 1e3 WHERE k = 'a' AND c = 0; " + app5), 0, nil, false},
 		{"a timestamp beyond int64", b("DELETE FROM t USING TIMESTAMP 9223372036854775808 WHERE k = 'a' AND c = 0; " + app5), 0, nil, false},
@@ -98,11 +100,7 @@ func TestShadowedOwnTimestampProtocolBatch(t *testing.T) {
 		{"bound delete timestamp, another row", []verdict.Verdict{delTS, app}, [][]any{{int64(20), "a", 2}, {[]int{1}, "a", 1}}, 20, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			entries := make([]verdict.Verdict, len(tc.entries))
-			for i, e := range tc.entries {
-				entries[i] = e.ForValues(tc.values[i], inspector{})
-			}
-			v := verdict.BatchAt(entries, func(i int) []any { return tc.values[i] }, inspector{}, false, false, tc.at)
+			v := protocolBatch(tc.entries, tc.values, tc.at)
 			if v.Idempotent != tc.want {
 				t.Errorf("idempotent = %v, want %v (reasons %q)", v.Idempotent, tc.want, v.Reasons)
 			}
