@@ -2,22 +2,13 @@ package retry
 
 import (
 	"context"
+	"time"
 
 	"github.com/gocql/gocql"
 
 	"github.com/cqlsafe/cqlsafe/internal/core/decision"
+	"github.com/cqlsafe/cqlsafe/internal/core/wait"
 )
-
-// decide is the one place that decides whether a failed attempt is sent again; the
-// per-execution policy behind Exec and ExecBatch, the cluster-level Policy and Do all
-// ask it (the table itself is decision.Decide, the same for every driver). attempts
-// counts the attempts made so far, the failed one included.
-func (p *Policy) decide(ctx context.Context, err error, v Verdict, pinned bool, attempts int) (bool, Reason) {
-	if err == nil {
-		return false, ReasonNoError
-	}
-	return decision.Decide(ctx != nil && ctx.Err() != nil, facts(err), v, pinned, attempts, p.cfg.maxAttempts)
-}
 
 // Reason says why an attempt was not retried (Event.Reason): a small fixed set, for
 // metrics and branching; Event.Why says it in a sentence.
@@ -35,14 +26,21 @@ const (
 	ReasonNotAStep          = decision.ReasonNotAStep          // Do: the error did not come from an Exec step
 )
 
-// why renders a reason as the sentence Event.Why and the logs carry.
-func why(r Reason, err error) string { return decision.Why(r, ClassifyError(err)) }
+// The engine's rules, as Do and the hedger call them.
+func (p *Policy) decide(ctx context.Context, err error, v Verdict, pinned bool, attempts int) (bool, Reason) {
+	return p.eng.Decide(ctx, err, v, pinned, attempts)
+}
+func (p *Policy) delay(failed int) time.Duration { return p.eng.Delay(failed) }
+func (p *Policy) report(ev Event)                { p.eng.Report(ev) }
+func (p *Policy) begin(ctx context.Context, x Execution) (context.Context, Trace) {
+	return p.eng.Begin(ctx, x)
+}
+func why(r Reason, err error) string                   { return decision.Why(r, ClassifyError(err)) }
+func sleep(ctx context.Context, d time.Duration) error { return wait.Sleep(ctx, d) }
 
 // retryType says where to send the next attempt.
 func (p *Policy) retryType(err error) gocql.RetryType {
-	if decision.NextHost(facts(err), p.cfg.nextHost) {
-		// Another coordinator is what helps. (On a single node there is none: gocql then
-		// gives up with the error.)
+	if p.eng.NextHost(err) {
 		return gocql.RetryNextHost
 	}
 	return gocql.Retry

@@ -178,15 +178,15 @@ func (run *doRun) exec(ctx context.Context, p *Policy, q *gocql.Query, c execCon
 		return errors.New("retry: nil query")
 	}
 	values := snapshot(q.Values())
-	if c.ts != 0 {
-		values = append(values, c.ts)
+	if c.TS != 0 {
+		values = append(values, c.TS)
 	}
 	i, ts, done, err := run.step(q.Statement(), values)
 	if err != nil || done {
 		return err
 	}
 	if ts != 0 {
-		c.ts = ts
+		c.TS = ts
 	}
 	pq, err := p.pin(ctx, q, c)
 	if err != nil {
@@ -207,15 +207,15 @@ func (run *doRun) execBatch(ctx context.Context, p *Policy, s *gocql.Session, b 
 		keys[i] = e.Stmt
 		values = append(values, snapshot(e.Args)...)
 	}
-	if c.ts != 0 {
-		values = append(values, c.ts)
+	if c.TS != 0 {
+		values = append(values, c.TS)
 	}
 	i, ts, done, err := run.step("BATCH:"+strings.Join(keys, "\x00"), values)
 	if err != nil || done {
 		return err
 	}
 	if ts != 0 {
-		c.ts = ts
+		c.TS = ts
 	}
 	pb, err := p.pinBatch(ctx, s, b, c)
 	if err != nil {

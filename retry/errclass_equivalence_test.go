@@ -253,7 +253,7 @@ func compareOldNew(t *testing.T, err error) (diffs []string) {
 						cancel()
 						ctx = c
 					}
-					p.cfg.maxAttempts = 3
+					p.cfg.MaxAttempts = 3
 					nb, nr := p.decide(ctx, err, v, pinned, attempts)
 					if ob != nb || or != nr {
 						diffs = append(diffs, fmt.Sprintf("decide(%s ctxDone=%v pinned=%v attempts=%d) %v/%q -> %v/%q",

@@ -87,7 +87,7 @@ func TestExecOptionsAllocateNothing(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("execOptions allocates %v times per call, want 0", allocs)
 	}
-	if c.ts != 9 || c.operation != "overwrite.Row" || !c.onlyRepeatable || c.notRepeatable != "" {
+	if c.TS != 9 || c.Operation != "overwrite.Row" || !c.OnlyRepeatable || c.NotRepeatable != "" {
 		t.Errorf("options applied as %+v", c)
 	}
 	if _, err := execOptions([]ExecOption{AtTimestamp(9), AtTimestamp(0)}); err == nil {

@@ -4,6 +4,8 @@ package retry
 // fake server of hedge_estimator_test.go.
 
 import (
+	"github.com/cqlsafe/cqlsafe/internal/core/engine"
+
 	"context"
 	"sync"
 	"sync/atomic"
@@ -373,7 +375,7 @@ func TestHedgeStreamsChargesOnlyLateResponses(t *testing.T) {
 		charged   bool
 	}{{false, false, false}, {true, false, false}, {false, true, false}, {true, true, true}} {
 		h.tokens.Store(hedgeBurst)
-		ctx, _, x := h.begin(context.Background(), nopTrace{}, true)
+		ctx, _, x := h.begin(context.Background(), engine.NopTrace{}, true)
 		x.won, x.done = tc.won, tc.done
 		sc := o.StreamContext(ctx)
 		sc.StreamStarted(gocql.ObservedStream{})

@@ -5,6 +5,8 @@ package retry
 // that drops responses.
 
 import (
+	"github.com/cqlsafe/cqlsafe/internal/core/engine"
+
 	"bufio"
 	"context"
 	"encoding/binary"
@@ -36,7 +38,7 @@ func simulateHedged(t *testing.T, h *hedger, n int, lat func() time.Duration) (f
 	hedgedCount, counted := 0, 0
 	host := &gocql.HostInfo{}
 	for i := 0; i < n; i++ {
-		_, tr, spec := h.begin(context.Background(), nopTrace{}, true)
+		_, tr, spec := h.begin(context.Background(), engine.NopTrace{}, true)
 		x := spec
 		x.picked.Store(true)
 		d := x.h.delay()
@@ -137,7 +139,7 @@ func TestHedgeEstimatorHedgeRateAtDefaultPercentile(t *testing.T) {
 // answered" (hedge.go:116).
 func TestHedgeEstimatorSameHostRetryInflatesSample(t *testing.T) {
 	h, _ := newHedger([]HedgeOption{HedgeDelayBounds(time.Microsecond, time.Second)})
-	_, tr, spec := h.begin(context.Background(), nopTrace{}, true)
+	_, tr, spec := h.begin(context.Background(), engine.NopTrace{}, true)
 	x := spec
 	x.picked.Store(true)
 	next := hedgeIterator(fakeHosts{hosts: []*gocql.HostInfo{{}}}.Pick(nil), 1+maxRetries, x)
@@ -160,12 +162,12 @@ func TestHedgeEstimatorUnhedgedStatementsSetDelay(t *testing.T) {
 	h, _ := newHedger([]HedgeOption{HedgeDelayBounds(100*time.Microsecond, time.Second)})
 	for i := 0; i < 256; i++ {
 		if i%64 == 0 { // 4 LWTs of 256 (1.6%), not hedged: end-to-end ~ 40 ms
-			_, tr, _ := h.begin(context.Background(), nopTrace{}, false)
+			_, tr, _ := h.begin(context.Background(), engine.NopTrace{}, false)
 			tr.(*hedgeExec).start = time.Now().Add(-40 * time.Millisecond)
 			tr.End(nil, 1)
 			continue
 		}
-		_, tr, spec := h.begin(context.Background(), nopTrace{}, true)
+		_, tr, spec := h.begin(context.Background(), engine.NopTrace{}, true)
 		x := spec
 		x.picked.Store(true)
 		next := hedgeIterator(fakeHosts{hosts: []*gocql.HostInfo{{}}}.Pick(nil), 1, x)

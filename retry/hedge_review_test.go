@@ -6,6 +6,8 @@ package retry
 // with Unavailable, Overloaded or WriteTimeout errors); no Cassandra.
 
 import (
+	"github.com/cqlsafe/cqlsafe/internal/core/engine"
+
 	"context"
 	"errors"
 	"os"
@@ -155,7 +157,7 @@ func TestReviewHedgeBudgetSmallRatio(t *testing.T) {
 		h.tokens.Store(0) // spent
 		const execs = 10000
 		for i := 0; i < execs; i++ { // executions offered for hedging, none hedged
-			_, tr, x := h.begin(context.Background(), nopTrace{}, true)
+			_, tr, x := h.begin(context.Background(), engine.NopTrace{}, true)
 			x.picked.Store(true)
 			tr.End(nil, 1)
 		}

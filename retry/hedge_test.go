@@ -1,6 +1,8 @@
 package retry
 
 import (
+	"github.com/cqlsafe/cqlsafe/internal/core/engine"
+
 	"context"
 	"errors"
 	"fmt"
@@ -256,7 +258,7 @@ func TestHedgeIteratorNeverRunsDry(t *testing.T) {
 // through HedgingHosts) and failures give nothing.
 func TestHedgeRecordsLatency(t *testing.T) {
 	h, _ := newHedger([]HedgeOption{HedgeDelayBounds(time.Microsecond, time.Second)})
-	_, tr, spec := h.begin(context.Background(), nopTrace{}, true)
+	_, tr, spec := h.begin(context.Background(), engine.NopTrace{}, true)
 	x := spec
 	x.picked.Store(true)
 	x.start = time.Now().Add(-2 * time.Second) // the execution took 2 s …
@@ -267,9 +269,9 @@ func TestHedgeRecordsLatency(t *testing.T) {
 	hedge.Mark(nil)
 	first.Mark(nil) // cancelled after the answer: gocql marks it nil too
 	tr.End(nil, 1)
-	_, tr, _ = h.begin(context.Background(), nopTrace{}, false)
+	_, tr, _ = h.begin(context.Background(), engine.NopTrace{}, false)
 	tr.End(nil, 1)
-	_, tr, _ = h.begin(context.Background(), nopTrace{}, false)
+	_, tr, _ = h.begin(context.Background(), engine.NopTrace{}, false)
 	tr.End(context.Canceled, 1) // failures are not latencies
 	if h.n != 1 || time.Duration(h.ring[0]) < 5*time.Millisecond || time.Duration(h.ring[0]) > time.Second {
 		t.Errorf("samples %d: %v", h.n, h.ring[:2])
@@ -349,7 +351,7 @@ func TestHedgeHostsAnotherHostFirst(t *testing.T) {
 	b.SetHostID("b")
 	c.SetHostID("c")
 	h, _ := newHedger(nil)
-	_, _, x := h.begin(context.Background(), nopTrace{}, true)
+	_, _, x := h.begin(context.Background(), engine.NopTrace{}, true)
 	inner := fakeHosts{hosts: []*gocql.HostInfo{a, b, c}}
 	first := hedgeIterator(inner.Pick(nil), 0, x)
 	if got := first().Info(); got != a {

@@ -2,11 +2,11 @@ package retry
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/cqlsafe/cqlsafe/clientid"
+	"github.com/cqlsafe/cqlsafe/internal/core/engine"
 )
 
 // Option configures a Policy (and Do, which builds one). An invalid value is rejected,
@@ -14,32 +14,18 @@ import (
 // the option's error (Policy.Err reports it up front).
 type Option func(*config) error
 
+// config is the engine's settings and what names gocql's types or this package's.
 type config struct {
-	maxAttempts int
-	baseDelay   time.Duration
-	maxDelay    time.Duration
-	jitter      bool
-	clock       *clientid.Clock
-	observer    func(Event)
-	logger      *slog.Logger
-	schema      Schema
-	outbox      Recorder
-	tracer      Tracer
-	nextHost    bool
-	hedge       *hedger       // nil: no hedging
-	maxOffset   time.Duration // 0: clock offsets are measured, never refused
+	engine.Config
+	outbox Recorder
+	hedge  *hedger // nil: no hedging
 }
 
 // defaults are documented on NewPolicy.
-func defaults() config {
-	return config{
-		maxAttempts: 4,
-		baseDelay:   50 * time.Millisecond,
-		maxDelay:    2 * time.Second,
-		jitter:      true,
-		clock:       clientid.ProcessClock(),
-	}
-}
+func defaults() config { return config{Config: engine.Defaults()} }
+
+// set adapts one of the engine's options.
+func set(o engine.Option) Option { return func(c *config) error { return o(&c.Config) } }
 
 // Recorder keeps writes whose outcome stayed unknown, to be re-applied later with their
 // original timestamps (package outbox has a file-backed one). The Policy hands it only
@@ -50,58 +36,32 @@ type Recorder interface {
 
 // WithMaxAttempts bounds the attempts per execution, the first included; n ≥ 1 (1: no
 // retry).
-func WithMaxAttempts(n int) Option {
-	return func(c *config) error {
-		if n < 1 {
-			return fmt.Errorf("retry: max attempts %d below 1", n)
-		}
-		c.maxAttempts = n
-		return nil
-	}
-}
+func WithMaxAttempts(n int) Option { return set(engine.WithMaxAttempts(n)) }
 
 // WithBackoff sets the exponential backoff: the delay before retry k (k = 1, 2, …) is
 // base·2^(k−1), capped at max, then (with jitter) drawn uniformly from [0, that].
 // 0 < base ≤ max.
-func WithBackoff(base, max time.Duration) Option {
-	return func(c *config) error {
-		if base <= 0 || max < base {
-			return fmt.Errorf("retry: backoff base %v, max %v: want 0 < base ≤ max", base, max)
-		}
-		c.baseDelay, c.maxDelay = base, max
-		return nil
-	}
-}
+func WithBackoff(base, max time.Duration) Option { return set(engine.WithBackoff(base, max)) }
 
 // WithoutJitter makes delays exactly base·2^(k−1) (capped): for tests.
-func WithoutJitter() Option { return func(c *config) error { c.jitter = false; return nil } }
+func WithoutJitter() Option { return set(engine.WithoutJitter()) }
 
 // WithClock sets the clock write timestamps are drawn from (default
 // clientid.ProcessClock()). Packages built on retry (overwrite, tombstone, keymigrate,
 // eventlog) draw theirs from the same clock: Policy.Clock.
-func WithClock(clock *clientid.Clock) Option {
-	return func(c *config) error {
-		if clock == nil {
-			return errors.New("retry: nil clock")
-		}
-		c.clock = clock
-		return nil
-	}
-}
+func WithClock(clock *clientid.Clock) Option { return set(engine.WithClock(clock)) }
 
 // WithObserver calls f for every failed attempt: retried or not. f must be fast and
 // safe for concurrent use. nil removes it.
-func WithObserver(f func(Event)) Option {
-	return func(c *config) error { c.observer = f; return nil }
-}
+func WithObserver(f func(Event)) Option { return set(engine.WithObserver(f)) }
 
 // WithLogger logs every retry and every give-up at Warn level on l: attempt, error
 // class, delay and statement text. Bound values are never logged. nil removes it.
-func WithLogger(l *slog.Logger) Option { return func(c *config) error { c.logger = l; return nil } }
+func WithLogger(l *slog.Logger) Option { return set(engine.WithLogger(l)) }
 
 // WithSchema refines idempotence verdicts with column metadata: SessionSchema reads it
 // from a session, schema.ParseColumns from a .cql file. nil removes it.
-func WithSchema(s Schema) Option { return func(c *config) error { c.schema = s; return nil } }
+func WithSchema(s Schema) Option { return set(engine.WithSchema(s)) }
 
 // WithOutbox appends writes whose outcome stayed unknown (repeatable ones only) to r, so
 // they can be replayed later with their original timestamps (see package outbox). nil
@@ -134,7 +94,7 @@ func WithPolicy(p *Policy) Option {
 // host instead of the same one: for multi-node clusters, where the coordinator itself
 // may be the problem (paused, overloaded). On a single node there is no next host and
 // such errors are then not retried.
-func WithTimeoutsOnNextHost() Option { return func(c *config) error { c.nextHost = true; return nil } }
+func WithTimeoutsOnNextHost() Option { return set(engine.WithTimeoutsOnNextHost()) }
 
 // WithHedging hedges what is safe to repeat: a write the Policy judges repeatable, with
 // its pinned timestamp, is hedged — a second copy sent to another host when the first
@@ -162,26 +122,7 @@ func WithHedging(opts ...HedgeOption) Option {
 // ServicePreset is a preset for request-serving services, where a caller is waiting:
 // 3 attempts, backoff 20 ms doubling to at most 250 ms, with jitter. Worst case it adds
 // about 270 ms of waiting to a request before giving up.
-func ServicePreset() Option {
-	return func(c *config) error {
-		c.maxAttempts = 3
-		c.baseDelay = 20 * time.Millisecond
-		c.maxDelay = 250 * time.Millisecond
-		c.jitter = true
-		return nil
-	}
-}
+func ServicePreset() Option { return set(engine.ServicePreset()) }
 
 // Event describes one failed attempt, for WithObserver.
-type Event struct {
-	Attempt    int // the attempt that failed, 1 for the first
-	Class      ErrorClass
-	Err        error
-	Retrying   bool          // false: the error is returned to the caller
-	Delay      time.Duration // wait before the next attempt, when Retrying
-	Idempotent bool
-	Statement  string // statement text only, never values; "BATCH(n)" for batches
-	Why        string // when not retrying: why not, in a sentence
-	Reason     Reason // when not retrying: why not, one of the Reason constants
-	NextHost   bool   // when retrying: on the next host (else the same one)
-}
+type Event = engine.Event

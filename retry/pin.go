@@ -5,35 +5,23 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/gocql/gocql"
 
-	"github.com/cqlsafe/cqlsafe/internal/core/decision"
+	"github.com/cqlsafe/cqlsafe/internal/core/engine"
 	"github.com/cqlsafe/cqlsafe/internal/core/verdict"
 )
 
-// execState is one execution's record of its attempts: the per-execution retry policy
-// (execPolicy) keeps it, and the executor reads it when the execution ends.
-type execState struct {
-	p         *Policy
-	mu        sync.Mutex
-	ctx       context.Context
-	attempts  int // attempts that failed and were seen by the policy
-	statement string
-	verdict   Verdict
-	lastWhy   string
-	trace     Trace
-	// mayHaveApplied: some attempt failed in a way that may have applied the write; the
-	// outcome is then unknown whatever the last attempt's error says.
-	mayHaveApplied bool
-}
+// execState is one execution's record of its attempts (the engine's): the
+// per-execution retry policy (execPolicy) feeds it, and the executor reads it when the
+// execution ends.
+type execState = engine.Exec
 
 // execPolicy is the gocql.RetryPolicy of one pinned execution. gocql calls Attempt and
 // then GetRetryType with the error, on the goroutine that ran the attempt; unlike a
 // policy shared by many queries, this one can wait for the error before deciding, so
-// the decision (Policy.decide) sees the error class, the verdict and the attempt count
-// together. It sets no query observer: the session's observers stay in place.
+// the decision (engine.Exec.OnError) sees the error class, the verdict and the attempt
+// count together. It sets no query observer: the session's observers stay in place.
 //
 // It holds one pointer, so that it converts to the interface without an allocation.
 type execPolicy struct {
@@ -41,44 +29,18 @@ type execPolicy struct {
 }
 
 func (e execPolicy) Attempt(gocql.RetryableQuery) bool {
-	e.st.mu.Lock()
-	e.st.attempts++
-	e.st.mu.Unlock()
+	e.st.OnAttempt()
 	return true // decided in GetRetryType, which has the error
 }
 
 func (e execPolicy) GetRetryType(err error) gocql.RetryType {
-	st := e.st
-	st.mu.Lock()
-	attempts, v := st.attempts, st.verdict
-	st.mu.Unlock()
-	if decision.AttemptMayHaveApplied(facts(err), v) {
-		st.mu.Lock()
-		st.mayHaveApplied = true
-		st.mu.Unlock()
-	}
-	p := st.p
-	retry, reason := p.decide(st.ctx, err, v, true, attempts)
-	ev := Event{Attempt: attempts, Err: err, Class: ClassifyError(err), Idempotent: v.Idempotent,
-		Statement: st.statement, Retrying: retry}
-	if retry {
-		ev.Delay = p.delay(attempts)
-		ev.NextHost = p.retryType(err) == gocql.RetryNextHost
-	} else {
-		ev.Reason, ev.Why = reason, why(reason, err)
-	}
-	p.report(ev)
-	st.trace.Attempt(ev)
-	if !retry {
-		st.mu.Lock()
-		st.lastWhy = ev.Why
-		st.mu.Unlock()
+	switch retry, next := e.st.OnError(err); {
+	case !retry:
 		return gocql.Rethrow
+	case next:
+		return gocql.RetryNextHost
 	}
-	if sleep(st.ctx, ev.Delay) != nil {
-		return gocql.Rethrow
-	}
-	return p.retryType(err)
+	return gocql.Retry
 }
 
 // pinned is one execution of a query, prepared by pin: the query to execute, its
@@ -101,25 +63,10 @@ type pinnedBatch struct {
 	hedge     *hedgeExec
 }
 
-// hedgeFailed notes how the hedges of a failed execution failed (none: none was sent,
-// or the execution succeeded): when one may have applied the write, so may the
-// execution have, whatever the first execution's error says. A hedge ended by the
-// context is one gocql never shows the retry policy.
-func (st *execState) hedgeFailed(errs []error) {
-	for _, err := range errs {
-		if decision.AttemptMayHaveApplied(facts(err), st.verdict) {
-			st.mu.Lock()
-			st.mayHaveApplied = true
-			st.mu.Unlock()
-			return
-		}
-	}
-}
-
 // schemaFor is the Policy's schema, else s's.
 func (p *Policy) schemaFor(s *gocql.Session) Schema {
-	if p.cfg.schema != nil || s == nil {
-		return p.cfg.schema
+	if p.cfg.Schema != nil || s == nil {
+		return p.cfg.Schema
 	}
 	return SessionSchema(s)
 }
@@ -131,35 +78,23 @@ func (p *Policy) schemaFor(s *gocql.Session) Schema {
 // repeatable (its text, schema and bound values), and that retries through a policy of
 // its own which sees each error before deciding.
 func (p *Policy) pin(ctx context.Context, q *gocql.Query, c execConfig) (pinned, error) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	stmt, values := q.Statement(), q.Values()
-	tv := p.classify(p.cfg.schema, q.Keyspace(), stmt)
+	tv := p.classify(p.cfg.Schema, q.Keyspace(), stmt)
 	var ts int64 // drawn before the values are judged: a batch text's own USING TIMESTAMPs compare with it
 	if tv.Writes {
-		if ts = c.ts; ts == 0 {
-			ts = p.cfg.clock.Next()
+		if ts = c.TS; ts == 0 {
+			ts = p.cfg.Clock.Next()
 		}
 	}
-	v, err := c.apply(tv.AtTimestamp(ts).ForValues(values, gocqlValues{}))
+	st, err := p.eng.Start(ctx, c, tv.AtTimestamp(ts).ForValues(values, gocqlValues{}),
+		Execution{Keyspace: q.Keyspace(), Statement: stmt, Timestamp: ts}, "retry.Exec", stmt)
 	if err != nil {
 		return pinned{}, err
 	}
-	if v.Writes {
-		if err := p.refuseSkewed(); err != nil {
-			return pinned{}, err
-		}
-	}
-	op := c.operation
-	if op == "" {
-		op = "retry.Exec"
-	}
-	ctx, tr := p.begin(ctx, Execution{Operation: op, Keyspace: q.Keyspace(), Statement: stmt,
-		Timestamp: ts, Idempotent: v.Idempotent, Reasons: v.Reasons})
-	ctx, tr, hx := p.cfg.hedge.begin(ctx, tr, v.Idempotent && ts != 0) // hedge only the repeatable and pinned
-	st := &execState{p: p, ctx: ctx, statement: stmt, verdict: v, trace: tr}
-	out := q.WithContext(ctx)
+	v := st.Verdict
+	var hx *hedgeExec
+	st.Ctx, st.Trace, hx = p.cfg.hedge.begin(st.Ctx, st.Trace, v.Idempotent && ts != 0) // hedge only the repeatable and pinned
+	out := q.WithContext(st.Ctx)
 	out.Idempotent(v.Idempotent).RetryPolicy(execPolicy{st: st})
 	// Never gocql's speculative executions: one that finds no host answers
 	// ErrNoConnections while the real attempt is in flight, which would read as
@@ -193,28 +128,12 @@ func (p *Policy) batchVerdict(schema Schema, b *gocql.Batch, at int64) Verdict {
 // own USING TIMESTAMP keep theirs), idempotent iff every statement is. Without a schema
 // of its own the Policy judges the entries against s's schema metadata.
 func (p *Policy) pinBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch, c execConfig) (pinnedBatch, error) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ts := c.ts // drawn before the entries are judged: their own USING TIMESTAMPs compare with it
+	ts := c.TS // drawn before the entries are judged: their own USING TIMESTAMPs compare with it
 	if ts == 0 {
-		ts = p.cfg.clock.Next()
-	}
-	v, err := c.apply(p.batchVerdict(p.schemaFor(s), b, ts))
-	if err != nil {
-		return pinnedBatch{}, err
-	}
-	if v.Writes {
-		if err := p.refuseSkewed(); err != nil {
-			return pinnedBatch{}, err
-		}
-	}
-	op := c.operation
-	if op == "" {
-		op = "retry.ExecBatch"
+		ts = p.cfg.Clock.Next()
 	}
 	var texts string // the statements' text, for a tracer only
-	if p.cfg.tracer != nil {
+	if p.cfg.Tracer != nil {
 		var sb strings.Builder
 		for i, e := range b.Entries {
 			if i > 0 {
@@ -224,11 +143,16 @@ func (p *Policy) pinBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch,
 		}
 		texts = sb.String()
 	}
-	ctx, tr := p.begin(ctx, Execution{Operation: op, Keyspace: b.Keyspace(), Statement: texts, Batch: true,
-		Timestamp: ts, Idempotent: v.Idempotent, Reasons: v.Reasons})
-	ctx, tr, hx := p.cfg.hedge.begin(ctx, tr, v.Idempotent) // a batch is always pinned
-	st := &execState{p: p, ctx: ctx, statement: batchName(len(b.Entries)), verdict: v, trace: tr}
-	out := b.WithContext(ctx)
+	st, err := p.eng.Start(ctx, c, p.batchVerdict(p.schemaFor(s), b, ts),
+		Execution{Keyspace: b.Keyspace(), Statement: texts, Batch: true, Timestamp: ts},
+		"retry.ExecBatch", batchName(len(b.Entries)))
+	if err != nil {
+		return pinnedBatch{}, err
+	}
+	v := st.Verdict
+	var hx *hedgeExec
+	st.Ctx, st.Trace, hx = p.cfg.hedge.begin(st.Ctx, st.Trace, v.Idempotent) // a batch is always pinned
+	out := b.WithContext(st.Ctx)
 	// gocql treats a batch as idempotent only when every entry is marked. The entries
 	// are shared with the caller's batch: copy before marking them, unless they are
 	// marked as the verdict says already (overwrite marks its own).
@@ -292,8 +216,8 @@ func (p *Policy) Exec(ctx context.Context, q *gocql.Query, opts ...ExecOption) e
 }
 
 func (p *Policy) execPinned(pq pinned) error {
-	if err := pq.state.ctx.Err(); err != nil {
-		pq.state.trace.End(err, 0)
+	if err := pq.state.Ctx.Err(); err != nil {
+		pq.state.Trace.End(err, 0)
 		return err // nothing sent
 	}
 	var err error
@@ -302,13 +226,13 @@ func (p *Policy) execPinned(pq pinned) error {
 	} else {
 		var herrs []error
 		herrs, err = pq.hedge.run(pq.query.Exec, hedgeOf(pq.query))
-		pq.state.hedgeFailed(herrs)
+		pq.state.HedgeFailed(herrs)
 	}
 	if err != nil {
-		stmt := Statement{CQL: pq.state.statement, Values: pq.values}
-		err = p.outcome(err, pq.verdict, pq.timestamp, pq.state, false, gocql.UnloggedBatch, []Statement{stmt})
+		stmt := Statement{CQL: pq.state.Statement, Values: pq.values}
+		err = p.outcome(err, pq.timestamp, pq.state, false, gocql.UnloggedBatch, []Statement{stmt})
 	}
-	pq.state.end(err)
+	pq.state.End(err)
 	return err
 }
 
@@ -327,20 +251,6 @@ func hedgeOf(q *gocql.Query) func(context.Context) error {
 func hedgeOfBatch(s *gocql.Session, b *gocql.Batch) (first func() error, again func(context.Context) error) {
 	return func() error { return s.ExecuteBatch(b) },
 		func(ctx context.Context) error { return s.ExecuteBatch(b.WithContext(ctx)) }
-}
-
-// end reports the execution's end to its trace: attempts made, the failed ones and,
-// unless a context error cut it short, the last.
-func (st *execState) end(err error) {
-	st.mu.Lock()
-	attempts := st.attempts
-	st.mu.Unlock()
-	if err == nil || ClassifyError(err) != ClassCanceled {
-		if err == nil || attempts == 0 {
-			attempts++
-		}
-	}
-	st.trace.End(err, attempts)
 }
 
 // ExecBatch is Exec for a batch on s: one timestamp for the whole batch (statements with
@@ -369,8 +279,8 @@ func (p *Policy) ExecBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch
 }
 
 func (p *Policy) execPinnedBatch(s *gocql.Session, pb pinnedBatch) error {
-	if err := pb.state.ctx.Err(); err != nil {
-		pb.state.trace.End(err, 0)
+	if err := pb.state.Ctx.Err(); err != nil {
+		pb.state.Trace.End(err, 0)
 		return err // nothing sent
 	}
 	var err error
@@ -380,48 +290,25 @@ func (p *Policy) execPinnedBatch(s *gocql.Session, pb pinnedBatch) error {
 		var herrs []error
 		first, again := hedgeOfBatch(s, pb.batch)
 		herrs, err = pb.hedge.run(first, again)
-		pb.state.hedgeFailed(herrs)
+		pb.state.HedgeFailed(herrs)
 	}
 	if err != nil {
 		stmts := make([]Statement, len(pb.batch.Entries))
 		for i, e := range pb.batch.Entries {
 			stmts[i] = Statement{CQL: e.Stmt, Values: e.Args}
 		}
-		err = p.outcome(err, pb.verdict, pb.timestamp, pb.state, true, pb.batch.Type, stmts)
+		err = p.outcome(err, pb.timestamp, pb.state, true, pb.batch.Type, stmts)
 	}
-	pb.state.end(err)
+	pb.state.End(err)
 	return err
 }
 
 // outcome turns the final error of an execution into what the caller gets: an
 // *OutcomeUnknownError when a write may have applied, else err unchanged.
-func (p *Policy) outcome(err error, v Verdict, ts int64, st *execState, batch bool, bt gocql.BatchType, stmts []Statement) error {
-	f := facts(err)
-	if f.BatchLogged {
-		return fmt.Errorf("%w (timestamp %d): %w", ErrBatchLogged, ts, err)
+func (p *Policy) outcome(err error, ts int64, st *execState, batch bool, bt gocql.BatchType, stmts []Statement) error {
+	var record func(*OutcomeUnknownError) error
+	if p.cfg.outbox != nil {
+		record = p.cfg.outbox.Append
 	}
-	class := f.Class
-	st.mu.Lock()
-	attempts, earlier := st.attempts, st.mayHaveApplied
-	st.mu.Unlock()
-	// A context that ended mid-attempt: gocql returns ctx.Err() whether or not the
-	// request had been written (exec checked the context before sending).
-	inFlight := class == ClassCanceled
-	mayHave := class.MayHaveApplied() || inFlight || earlier ||
-		f.NothingApplied() && !decision.ProvesNothingApplied(f, v) ||
-		class == ClassNoHost && attempts > 0
-	if !v.Writes || !mayHave {
-		return err
-	}
-	if inFlight || attempts == 0 {
-		attempts++ // gocql does not consult the policy after a context error
-	}
-	ou := &OutcomeUnknownError{Statements: stmts, Batch: batch, BatchType: bt, Timestamp: ts,
-		Idempotent: v.Idempotent, Reasons: v.Reasons, Attempts: attempts, Err: err}
-	if p.cfg.outbox != nil && v.Idempotent {
-		if oerr := p.cfg.outbox.Append(ou); oerr != nil {
-			return fmt.Errorf("%w (and the outbox append failed: %w)", ou, oerr)
-		}
-	}
-	return ou
+	return engine.Outcome(st, err, ts, batch, bt, stmts, record)
 }

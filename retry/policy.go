@@ -1,19 +1,10 @@
 package retry
 
 import (
-	"context"
-	"log/slog"
-	"math/rand/v2"
-	"sync"
-	"sync/atomic"
-	"time"
-
 	"github.com/gocql/gocql"
 
-	"github.com/cqlsafe/cqlsafe/internal/core/verdict"
-
 	"github.com/cqlsafe/cqlsafe/clientid"
-	"github.com/cqlsafe/cqlsafe/internal/core/wait"
+	"github.com/cqlsafe/cqlsafe/internal/core/engine"
 )
 
 // Policy decides whether a failed Cassandra statement is sent again, and runs
@@ -46,15 +37,10 @@ import (
 // Waits between attempts back off exponentially with jitter and end early when the
 // context is done. A Policy is safe for concurrent use.
 type Policy struct {
-	cfg     config
-	err     error    // the first invalid option: nothing is sent
-	verdict sync.Map // verdictKey → cachedVerdict (bounded by verdictCacheMax)
-	cached  int64
-	mu      sync.Mutex
-	offset  atomic.Pointer[ClockOffset] // the last MeasureClock
+	cfg config
+	err error          // the first invalid option: nothing is sent
+	eng *engine.Engine // the rules, driver-free: decisions, verdict cache, clock offset
 }
-
-const verdictCacheMax = 10_000
 
 var _ gocql.RetryPolicy = (*Policy)(nil)
 
@@ -84,7 +70,9 @@ func NewPolicy(opts ...Option) *Policy {
 			break
 		}
 	}
-	return &Policy{cfg: c, err: err}
+	p := &Policy{cfg: c, err: err}
+	p.eng = engine.New(&p.cfg.Config, facts)
+	return p
 }
 
 // Err returns the error of the first invalid option NewPolicy was given, or nil. A
@@ -92,13 +80,13 @@ func NewPolicy(opts ...Option) *Policy {
 func (p *Policy) Err() error { return p.err }
 
 // Schema returns the schema given with WithSchema, or nil.
-func (p *Policy) Schema() Schema { return p.cfg.schema }
+func (p *Policy) Schema() Schema { return p.cfg.Schema }
 
 // Clock returns the clock the Policy draws write timestamps from (WithClock).
-func (p *Policy) Clock() *clientid.Clock { return p.cfg.clock }
+func (p *Policy) Clock() *clientid.Clock { return p.cfg.Clock }
 
 // MaxAttempts returns the bound on attempts per execution.
-func (p *Policy) MaxAttempts() int { return p.cfg.maxAttempts }
+func (p *Policy) MaxAttempts() int { return p.cfg.MaxAttempts }
 
 // Repeatable is the Policy's judgement of one execution: whether executing cql with
 // these bound values twice, with the same pinned timestamp, leaves Cassandra as once.
@@ -117,7 +105,7 @@ func (p *Policy) RepeatableAt(keyspace, cql string, values []any, ts int64) Verd
 	if p.err != nil {
 		return Verdict{Reasons: []string{"invalid policy: " + p.err.Error()}, Kind: KindUnknown, Writes: true}
 	}
-	v := p.classify(p.cfg.schema, keyspace, cql)
+	v := p.classify(p.cfg.Schema, keyspace, cql)
 	if ts != 0 {
 		v = v.AtTimestamp(ts)
 	}
@@ -135,31 +123,8 @@ func (p *Policy) Attempt(q gocql.RetryableQuery) bool {
 	if p.err != nil {
 		return false
 	}
-	ctx := q.Context()
-	attempts := q.Attempts()
 	stmt, v := p.unpinnedVerdict(q)
-	ev := Event{Attempt: attempts, Idempotent: v.Idempotent && !v.Writes, Statement: stmt}
-	switch {
-	case v.Writes:
-		ev.Reason = ReasonNotPinned
-	case !v.Idempotent:
-		ev.Reason = ReasonNotIdempotent
-	case attempts >= p.cfg.maxAttempts:
-		ev.Reason = ReasonAttemptsExhausted
-	case ctx != nil && ctx.Err() != nil:
-		ev.Reason = ReasonContextDone
-	default:
-		ev.Retrying = true
-		ev.Delay = p.delay(attempts)
-	}
-	if !ev.Retrying {
-		ev.Why = why(ev.Reason, nil)
-	}
-	p.report(ev)
-	if !ev.Retrying {
-		return false
-	}
-	return sleep(ctx, ev.Delay) == nil
+	return p.eng.Unpinned(q.Context(), q.Attempts(), stmt, v)
 }
 
 // unpinnedVerdict classifies a statement gocql hands to Attempt.
@@ -167,9 +132,9 @@ func (p *Policy) unpinnedVerdict(q gocql.RetryableQuery) (string, Verdict) {
 	switch x := q.(type) {
 	case *gocql.Query:
 		stmt := x.Statement()
-		return stmt, p.classify(p.cfg.schema, x.Keyspace(), stmt).ForValues(x.Values(), gocqlValues{})
+		return stmt, p.classify(p.cfg.Schema, x.Keyspace(), stmt).ForValues(x.Values(), gocqlValues{})
 	case *gocql.Batch:
-		v := p.batchVerdict(p.cfg.schema, x, 0) // its timestamp is not pinned
+		v := p.batchVerdict(p.cfg.Schema, x, 0) // its timestamp is not pinned
 		return "BATCH", v
 	}
 	return "", Verdict{Kind: KindUnknown, Writes: true, Reasons: []string{"unknown statement type"}}
@@ -178,95 +143,22 @@ func (p *Policy) unpinnedVerdict(q gocql.RetryableQuery) (string, Verdict) {
 // GetRetryType implements gocql.RetryPolicy: where to retry, by error class; errors of
 // classes that are never retried are rethrown.
 func (p *Policy) GetRetryType(err error) gocql.RetryType {
-	if f := facts(err); !f.Class.Retryable() || f.BatchLogged {
+	if !p.eng.RetryableClass(err) {
 		return gocql.Rethrow
 	}
 	return p.retryType(err)
 }
 
-// delay is the wait before retry number `failed` (1 after the first failure).
-func (p *Policy) delay(failed int) time.Duration {
-	d := p.cfg.baseDelay
-	for i := 1; i < failed && d < p.cfg.maxDelay; i++ {
-		d *= 2
-	}
-	d = min(d, p.cfg.maxDelay)
-	if p.cfg.jitter && d > 0 {
-		d = time.Duration(rand.Int64N(int64(d) + 1))
-	}
-	return d
-}
-
-func (p *Policy) report(ev Event) {
-	if p.cfg.observer != nil {
-		p.cfg.observer(ev)
-	}
-	if l := p.cfg.logger; l != nil {
-		attrs := []any{slog.Int("attempt", ev.Attempt), slog.String("class", ev.Class.String()),
-			slog.String("statement", ev.Statement), slog.Bool("idempotent", ev.Idempotent)}
-		if ev.Err != nil {
-			attrs = append(attrs, slog.String("error", ev.Err.Error()))
-		}
-		if ev.Retrying {
-			l.Warn("cqlsafe: retrying", append(attrs, slog.Duration("delay", ev.Delay))...)
-		} else {
-			l.Warn("cqlsafe: not retrying", append(attrs, slog.String("why", ev.Why))...)
-		}
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) error { return wait.Sleep(ctx, d) }
-
-type verdictKey struct {
-	schema   int // 0 none, 1 the Policy's, 2 a session's
-	session  *gocql.Session
-	keyspace string
-	stmt     string
-}
-
-type cachedVerdict struct {
-	v    Verdict
-	gens []any // schema generation of each keyspace v consulted
-}
-
 // classify returns the verdict for a statement text, cached. A verdict judged against
 // a session's schema is judged again when that keyspace's metadata changed.
 func (p *Policy) classify(schema Schema, keyspace, stmt string) Verdict {
-	key := verdictKey{keyspace: keyspace, stmt: stmt}
+	key := engine.CacheKey{Keyspace: keyspace, Stmt: stmt}
 	switch s := schema.(type) {
 	case nil:
 	case sessionSchema:
-		key.schema, key.session = 2, s.s
+		key.Schema, key.Session = engine.SchemaSession, s.s
 	default:
-		key.schema = 1 // the Policy's own (WithSchema): the only other kind passed here
+		key.Schema = engine.SchemaOwn // the Policy's own (WithSchema): the only other kind passed here
 	}
-	gen, _ := schema.(verdict.Versioned)
-	if c, ok := p.verdict.Load(key); ok {
-		cv := c.(cachedVerdict)
-		fresh := true
-		for i, ks := range cv.v.Consulted() {
-			if gen != nil && gen.Generation(ks) != cv.gens[i] {
-				fresh = false
-				break
-			}
-		}
-		if fresh {
-			return cv.v
-		}
-	}
-	v := verdict.ClassifyIn(keyspace, stmt, schema)
-	cv := cachedVerdict{v: v}
-	if gen != nil {
-		for _, ks := range v.Consulted() {
-			cv.gens = append(cv.gens, gen.Generation(ks))
-		}
-	}
-	p.mu.Lock()
-	if p.cached < verdictCacheMax {
-		if _, loaded := p.verdict.Swap(key, cv); !loaded {
-			p.cached++
-		}
-	}
-	p.mu.Unlock()
-	return v
+	return p.eng.Classify(key, schema)
 }

@@ -15,7 +15,7 @@ import (
 
 // execution simulates one pinned execution: its per-execution policy and state.
 func execution(p *Policy, idempotent bool) (execPolicy, *execState) {
-	st := &execState{p: p, ctx: context.Background(), statement: "INSERT …", verdict: Verdict{Idempotent: idempotent, Writes: true}, trace: nopTrace{}}
+	st := p.eng.NewExec(context.Background(), Verdict{Idempotent: idempotent, Writes: true}, "INSERT …")
 	return execPolicy{st: st}, st
 }
 
@@ -109,7 +109,7 @@ func TestRetryDecisions(t *testing.T) {
 				}
 			}
 			_, st := execution(p, idem)
-			out := p.outcome(tc.err, st.verdict, 7, st, false, gocql.UnloggedBatch, nil)
+			out := p.outcome(tc.err, 7, st, false, gocql.UnloggedBatch, nil)
 			if facts(tc.err).BatchLogged {
 				if !errors.Is(out, ErrBatchLogged) {
 					t.Errorf("%v: outcome %v, want ErrBatchLogged", tc.err, out)
@@ -178,7 +178,7 @@ func TestRetryWaitStopsWhenContextDone(t *testing.T) {
 	p := NewPolicy(WithBackoff(time.Hour, time.Hour), WithoutJitter())
 	e, st := execution(p, true)
 	ctx, cancel := context.WithCancel(context.Background())
-	st.ctx = ctx
+	st.Ctx = ctx
 	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
 	start := time.Now()
 	if fail(e, gocql.ErrTimeoutNoResponse) {
@@ -271,7 +271,7 @@ func TestRetryEarlierAttemptMayHaveApplied(t *testing.T) {
 	if fail(e, last) {
 		t.Fatal("second attempt: retried past max attempts")
 	}
-	out := p.outcome(last, st.verdict, 7, st, false, gocql.UnloggedBatch, []Statement{{CQL: "INSERT …"}})
+	out := p.outcome(last, 7, st, false, gocql.UnloggedBatch, []Statement{{CQL: "INSERT …"}})
 	if !errors.Is(out, ErrOutcomeUnknown) {
 		t.Errorf("outcome = %v (class %v: \"nothing was written\"), want an *OutcomeUnknownError: attempt 1 may have applied", out, ClassifyError(out))
 	}
@@ -318,7 +318,7 @@ func TestRetryOverloadedIsNoProofForLoggedBatch(t *testing.T) {
 			t.Fatalf("%v batch judged idempotent", tc.typ)
 		}
 		for _, err := range tc.errs {
-			e := execPolicy{st: &execState{p: p, ctx: context.Background(), verdict: pb.verdict, trace: nopTrace{}}}
+			e := execPolicy{st: p.eng.NewExec(context.Background(), pb.verdict, "")}
 			if fail(e, err) {
 				t.Errorf("non-idempotent batch type %v over two partitions, %T %v: re-sent (it may be in the batch log / partly applied)", tc.typ, err, err)
 			}

@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The sentinels every adapter's errors match (the adapters re-export them).
+var (
+	ErrOutcomeUnknown   = errors.New("retry: outcome unknown")
+	ErrNotIdempotent    = errors.New("retry: not idempotent, not retried")
+	ErrBatchLogged      = errors.New("retry: logged batch is in the batch log and will be applied")
+	ErrNondeterministic = errors.New("retry: the function given to Do issued different statements on re-run")
+	ErrClockSkew        = errors.New("retry: clock skew")
+)
+
+// Statement is one CQL statement with its bound values.
+type Statement struct {
+	CQL    string
+	Values []any
+}
+
+// OutcomeUnknownError says a write may or may not have been applied, with what re-applies
+// it: its statements, values and pinned timestamp. B is the driver's batch type (the
+// adapters alias OutcomeUnknownError[their BatchType] as retry.OutcomeUnknownError).
+type OutcomeUnknownError[B any] struct {
+	Statements []Statement // one, or a batch's entries in order
+	Batch      bool
+	BatchType  B     // the batch's type (logged, unlogged, counter) when Batch
+	Timestamp  int64 // the pinned write timestamp (µs since the epoch)
+	Idempotent bool
+	Reasons    []string // why it is not idempotent, when it is not
+	Attempts   int
+	Err        error // the last error
+}
+
+func (e *OutcomeUnknownError[B]) Error() string {
+	what := "write"
+	if e.Batch {
+		what = fmt.Sprintf("batch of %d", len(e.Statements))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "retry: %s may or may not have applied after %d attempt(s) (timestamp %d", what, e.Attempts, e.Timestamp)
+	if !e.Idempotent {
+		b.WriteString(", not idempotent: not retried")
+	}
+	fmt.Fprintf(&b, "): %v", e.Err)
+	return b.String()
+}
+
+// Is matches ErrOutcomeUnknown, and ErrNotIdempotent when the write is not repeatable.
+func (e *OutcomeUnknownError[B]) Is(target error) bool {
+	return target == ErrOutcomeUnknown || (target == ErrNotIdempotent && !e.Idempotent)
+}
+
+// Unwrap returns the last error.
+func (e *OutcomeUnknownError[B]) Unwrap() error { return e.Err }
+
+// ClockOffset is one measurement of this process's clock against a node's (the adapters
+// document it as retry.ClockOffset).
+type ClockOffset struct {
+	Host        string        // the node that answered
+	Offset      time.Duration // node's clock minus this process's: > 0 when this process is behind
+	Uncertainty time.Duration // half the round trip plus the node's millisecond rounding
+	At          time.Time     // when it was measured (this process's wall clock)
+}
+
+// Beyond reports an offset beyond bound even at the edge of its uncertainty.
+func (o ClockOffset) Beyond(bound time.Duration) bool {
+	return max(o.Offset, -o.Offset)-o.Uncertainty > bound
+}
+
+func (o ClockOffset) String() string {
+	dir := "behind"
+	if o.Offset < 0 {
+		dir = "ahead of"
+	}
+	return fmt.Sprintf("%v %s node %s (±%v)", max(o.Offset, -o.Offset).Round(time.Microsecond), dir, o.Host, o.Uncertainty.Round(time.Microsecond))
+}
+
+// ClockSkewError refuses a write while the clock is beyond the bound.
+type ClockSkewError struct {
+	Offset ClockOffset
+	Bound  time.Duration
+}
+
+func (e *ClockSkewError) Error() string {
+	return fmt.Sprintf("retry: this process's clock is %s, beyond the bound of %v: writes are refused until MeasureClock finds it within (nothing sent)", e.Offset, e.Bound)
+}
+
+// Is matches ErrClockSkew.
+func (e *ClockSkewError) Is(target error) bool { return target == ErrClockSkew }

@@ -1,0 +1,88 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/cqlsafe/cqlsafe/internal/core/verdict"
+)
+
+// ExecOption sets something for one execution (the adapters document each as
+// retry.AtTimestamp, retry.NotRepeatable, retry.OnlyIfRepeatable, retry.Operation). A
+// small value: passing it costs no allocation.
+type ExecOption struct {
+	ts             int64
+	operation      string
+	notRepeatable  string
+	onlyRepeatable bool
+	err            error // an invalid option: the execution returns it, nothing sent
+}
+
+// ExecConfig is one execution's settings, from its ExecOptions.
+type ExecConfig struct {
+	TS             int64  // pinned timestamp; 0: drawn from the Policy's clock
+	Operation      string // the execution's name for a Tracer
+	NotRepeatable  string // why this execution must not be repeated, whatever its text says
+	OnlyRepeatable bool   // refuse to send an execution that is not repeatable
+}
+
+// AtTimestamp pins ts instead of drawing one; 0 and math.MinInt64 are refused.
+func AtTimestamp(ts int64) ExecOption {
+	if ts == 0 || ts == math.MinInt64 {
+		return ExecOption{err: fmt.Errorf("retry: timestamp %d is not a write timestamp", ts)}
+	}
+	return ExecOption{ts: ts}
+}
+
+// NotRepeatable marks the execution not repeatable, for reason (not empty).
+func NotRepeatable(reason string) ExecOption {
+	if reason == "" {
+		return ExecOption{err: errors.New("retry: NotRepeatable needs a reason")}
+	}
+	return ExecOption{notRepeatable: reason}
+}
+
+// OnlyIfRepeatable refuses, sending nothing, an execution judged not repeatable.
+func OnlyIfRepeatable() ExecOption { return ExecOption{onlyRepeatable: true} }
+
+// Operation names the execution for a Tracer (not empty).
+func Operation(name string) ExecOption {
+	if name == "" {
+		return ExecOption{err: errors.New("retry: Operation needs a name")}
+	}
+	return ExecOption{operation: name}
+}
+
+// ExecOptions folds opts, later ones winning; the first invalid one is the error.
+func ExecOptions(opts []ExecOption) (ExecConfig, error) {
+	var c ExecConfig
+	for _, o := range opts {
+		if o.err != nil {
+			return c, o.err
+		}
+		if o.ts != 0 {
+			c.TS = o.ts
+		}
+		if o.operation != "" {
+			c.Operation = o.operation
+		}
+		if o.notRepeatable != "" {
+			c.NotRepeatable = o.notRepeatable
+		}
+		c.OnlyRepeatable = c.OnlyRepeatable || o.onlyRepeatable
+	}
+	return c, nil
+}
+
+// Apply is v as this execution's options change it: NotRepeatable adds its reason;
+// OnlyIfRepeatable turns a verdict that is not repeatable into ErrNotIdempotent.
+func (c ExecConfig) Apply(v verdict.Verdict) (verdict.Verdict, error) {
+	if c.NotRepeatable != "" {
+		v = v.WithReason(c.NotRepeatable)
+	}
+	if c.OnlyRepeatable && !v.Idempotent {
+		return v, fmt.Errorf("%w: %v (nothing sent)", ErrNotIdempotent, v.Reasons)
+	}
+	return v, nil
+}
