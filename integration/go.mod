@@ -3,6 +3,8 @@ module github.com/cqlsafe/cqlsafe/integration
 go 1.25.0
 
 require (
+	github.com/apache/cassandra-gocql-driver/v2 v2.1.2
+	github.com/cqlsafe/cqlsafe/gocqlv2 v0.0.0
 	github.com/gocql/gocql v1.7.0
 	github.com/scylladb/gocqlx/v2 v2.8.0
 	github.com/testcontainers/testcontainers-go v0.44.0
@@ -79,3 +81,5 @@ replace github.com/cqlsafe/cqlsafe => ..
 replace github.com/cqlsafe/cqlsafe/internal/core => ../internal/core
 
 replace github.com/cqlsafe/cqlsafe/examples/orders => ../examples/orders
+
+replace github.com/cqlsafe/cqlsafe/gocqlv2 => ../gocqlv2

@@ -147,10 +147,10 @@ func (x *Exec) End(err error) {
 // Unknown is what the final error err of a write may leave: ErrBatchLogged wrapped when a
 // logged batch reached the batch log; else whether the outcome is unknown (the write may
 // have applied) and the attempts to report.
-func (x *Exec) Unknown(err error, ts int64) (logged error, unknown bool, attempts int) {
+func (x *Exec) Unknown(err error, ts int64) (unknown bool, attempts int, logged error) {
 	f := x.e.facts(err)
 	if f.BatchLogged {
-		return fmt.Errorf("%w (timestamp %d): %w", ErrBatchLogged, ts, err), false, 0
+		return false, 0, fmt.Errorf("%w (timestamp %d): %w", ErrBatchLogged, ts, err)
 	}
 	class := f.Class
 	x.mu.Lock()
@@ -163,12 +163,12 @@ func (x *Exec) Unknown(err error, ts int64) (logged error, unknown bool, attempt
 		f.NothingApplied() && !decision.ProvesNothingApplied(f, x.Verdict) ||
 		class == decision.ClassNoHost && attempts > 0
 	if !x.Verdict.Writes || !mayHave {
-		return nil, false, 0
+		return false, 0, nil
 	}
 	if inFlight || attempts == 0 {
 		attempts++ // the driver does not consult the policy after a context error
 	}
-	return nil, true, attempts
+	return true, attempts, nil
 }
 
 // Outcome turns the final error of an execution into what the caller gets: the
@@ -176,7 +176,7 @@ func (x *Exec) Unknown(err error, ts int64) (logged error, unknown bool, attempt
 // record, the Policy's outbox, when it is repeatable), else err unchanged.
 func Outcome[B any](x *Exec, err error, ts int64, batch bool, bt B, stmts []Statement,
 	record func(*OutcomeUnknownError[B]) error) error {
-	logged, unknown, attempts := x.Unknown(err, ts)
+	unknown, attempts, logged := x.Unknown(err, ts)
 	if logged != nil {
 		return logged
 	}

@@ -1,0 +1,86 @@
+package retry
+
+import (
+	"context"
+	"errors"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"github.com/cqlsafe/cqlsafe/internal/core/decision"
+)
+
+// ErrorClass groups errors by what a retry can do about them.
+type ErrorClass = decision.ErrorClass
+
+// Error classes, from "retrying is safe and useful" to "never retry".
+const (
+	ClassNone          = decision.ClassNone          // no error
+	ClassUnavailable   = decision.ClassUnavailable   // not enough replicas alive: nothing was written
+	ClassOverloaded    = decision.ClassOverloaded    // coordinator overloaded: nothing was written
+	ClassBootstrapping = decision.ClassBootstrapping // coordinator still joining: nothing was written
+	ClassReadTimeout   = decision.ClassReadTimeout   // replicas did not answer a read in time
+	ClassWriteTimeout  = decision.ClassWriteTimeout  // replicas did not acknowledge in time: may have applied
+	ClassWriteFailure  = decision.ClassWriteFailure  // replicas failed the write: may have partly applied
+	ClassClientTimeout = decision.ClassClientTimeout // no response within the client timeout: may have applied
+	ClassConnection    = decision.ClassConnection    // connection lost mid-request: may have applied
+	ClassNoHost        = decision.ClassNoHost        // no connection available: nothing was sent
+	ClassReadFailure   = decision.ClassReadFailure   // replicas failed the read (e.g. too many tombstones)
+	ClassFatal         = decision.ClassFatal         // syntax, invalid, unauthorized, config, …: retrying cannot help
+	ClassCanceled      = decision.ClassCanceled      // the context was cancelled or its deadline passed
+)
+
+// ClassifyError maps an error from gocql (or from a function given to Do) to its class,
+// by type and protocol error code, never by message text. Unknown errors are ClassFatal.
+func ClassifyError(err error) ErrorClass { return facts(err).Class }
+
+// facts is what err says about a write (decision.Classify with gocql's errors). An
+// *OutcomeUnknownError is judged by the error it wraps (after the context: Unwrap
+// shows a context error inside it to Classify's first check as well).
+func facts(err error) decision.Facts {
+	var ou *OutcomeUnknownError
+	if errors.As(err, &ou) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		return facts(ou.Err)
+	}
+	return decision.Classify(err, gocqlDriver)
+}
+
+// gocqlDriver is what decision.Classify needs of gocql v1.7.
+var gocqlDriver = decision.Driver{Server: gocqlServerFacts, NoResponse: gocql.ErrTimeoutNoResponse,
+	ConnectionClosed: gocql.ErrConnectionClosed, NoConnections: gocql.ErrNoConnections}
+
+// gocqlServerFacts maps gocql v1.7's server errors: its typed errors first (they carry
+// the code, but a zero value would say 0), then any RequestError by code.
+func gocqlServerFacts(err error) (decision.Facts, bool) {
+	var f decision.Facts
+	var re gocql.RequestError
+	hasCode := errors.As(err, &re)
+	var (
+		unavailable  *gocql.RequestErrUnavailable
+		readTimeout  *gocql.RequestErrReadTimeout
+		writeTimeout *gocql.RequestErrWriteTimeout
+		writeFailure *gocql.RequestErrWriteFailure
+		readFailure  *gocql.RequestErrReadFailure
+	)
+	hasWT, hasWF := errors.As(err, &writeTimeout), errors.As(err, &writeFailure)
+	// CDC and BATCH are read from every error err holds, whichever decides the class.
+	f.CDC = hasWT && writeTimeout.WriteType == "CDC" || hasWF && writeFailure.WriteType == "CDC" ||
+		hasCode && re.Code() == decision.CodeCDCWriteFailure
+	f.BatchLogged = hasWT && writeTimeout.WriteType == "BATCH"
+	switch {
+	case errors.As(err, &unavailable):
+		f.Class = ClassUnavailable
+	case errors.As(err, &readTimeout):
+		f.Class = ClassReadTimeout
+	case hasWT:
+		f.Class = ClassWriteTimeout
+	case hasWF:
+		f.Class = ClassWriteFailure
+	case errors.As(err, &readFailure):
+		f.Class = ClassReadFailure
+	case hasCode:
+		f.Class = decision.CodeClass(re.Code())
+	default:
+		return decision.Facts{}, false
+	}
+	return f, true
+}

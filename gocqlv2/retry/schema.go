@@ -1,0 +1,232 @@
+package retry
+
+import (
+	"math/big"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+	"gopkg.in/inf.v0"
+)
+
+// SessionSchema answers column kinds from s's schema metadata, a copy per keyspace kept
+// for a second (the v2 driver copies a keyspace's metadata on every call). With it, a
+// Policy judges a bind marker by the type of the column it is bound to: `SET l = ?` is
+// not idempotent when l is a non-frozen list and is when l is a frozen list, a set, a
+// map or a scalar.
+//
+// Frozen collections, tuples and UDTs report ColumnScalar (one cell, overwritten
+// whole); unknown keyspaces, tables and columns report ColumnUnknown.
+func SessionSchema(s *gocql.Session) Schema {
+	if s == nil {
+		return nil
+	}
+	return sessionSchema{s: s}
+}
+
+type sessionSchema struct{ s *gocql.Session }
+
+// metadataTTL is how long a keyspace's metadata is read from the cache. The v2 driver
+// returns a deep copy of a keyspace's metadata on every KeyspaceMetadata call
+// (metadata.go:622-633 in v2.1.2): asked per statement, that is a copy of every table
+// per write. A copy is kept for a second instead; a schema change is seen within it.
+// What the copy may miss is conservative: a table or column added since is unknown,
+// and an unknown column is judged by the value bound to it. Cassandra refuses to change
+// an existing column's type, or to re-add a dropped one with another.
+const metadataTTL = time.Second
+
+type keyspaceMeta struct {
+	km *gocql.KeyspaceMetadata
+	at time.Time
+}
+
+// metadata caches each session's keyspace copies (*gocql.Session → *sync.Map of
+// keyspace → keyspaceMeta). Sessions are long-lived: an entry per session used.
+var metadata sync.Map
+
+// keyspace is ks's metadata as of at most metadataTTL ago; nil when the driver has none.
+func (x sessionSchema) keyspace(ks string) *gocql.KeyspaceMetadata {
+	m, ok := metadata.Load(x.s)
+	if !ok {
+		m, _ = metadata.LoadOrStore(x.s, new(sync.Map))
+	}
+	byKs := m.(*sync.Map)
+	now := time.Now()
+	if e, ok := byKs.Load(ks); ok {
+		if km := e.(keyspaceMeta); now.Sub(km.at) < metadataTTL {
+			return km.km
+		}
+	}
+	km, err := x.s.KeyspaceMetadata(ks)
+	if err != nil {
+		km = nil
+	}
+	byKs.Store(ks, keyspaceMeta{km: km, at: now})
+	return km
+}
+
+func (x sessionSchema) table(keyspace, table string) *gocql.TableMetadata {
+	if keyspace == "" || table == "" {
+		return nil
+	}
+	km := x.keyspace(keyspace)
+	if km == nil {
+		return nil
+	}
+	return km.Tables[table]
+}
+
+// ColumnKind implements Schema.
+func (x sessionSchema) ColumnKind(keyspace, table, column string) ColumnKind {
+	tm := x.table(keyspace, table)
+	if tm == nil {
+		return ColumnUnknown
+	}
+	cm, ok := tm.Columns[column]
+	if !ok || cm == nil || cm.Type == nil {
+		return ColumnUnknown
+	}
+	return kindOf(cm)
+}
+
+// ColumnRole implements RoleSchema.
+func (x sessionSchema) ColumnRole(keyspace, table, column string) ColumnRole {
+	tm := x.table(keyspace, table)
+	if tm == nil {
+		return RoleUnknown
+	}
+	cm, ok := tm.Columns[column]
+	if !ok || cm == nil {
+		return RoleUnknown
+	}
+	switch cm.Kind {
+	case gocql.ColumnPartitionKey:
+		return RolePartitionKey
+	case gocql.ColumnClusteringKey:
+		return RoleClustering
+	case gocql.ColumnRegular:
+		return RoleRegular
+	case gocql.ColumnStatic:
+		return RoleStatic
+	}
+	return RoleUnknown
+}
+
+// KeyType implements verdict.KeyTypeSchema: the types for which a literal key and a
+// bound one can be told equal.
+func (x sessionSchema) KeyType(keyspace, table, column string) KeyType {
+	tm := x.table(keyspace, table)
+	if tm == nil {
+		return KeyOther
+	}
+	cm, ok := tm.Columns[column]
+	if !ok || cm == nil || cm.Type == nil {
+		return KeyOther
+	}
+	switch cm.Type.Type() {
+	case gocql.TypeVarchar, gocql.TypeText, gocql.TypeAscii:
+		return KeyText
+	case gocql.TypeTinyInt, gocql.TypeSmallInt, gocql.TypeInt, gocql.TypeBigInt:
+		return KeyInteger
+	case gocql.TypeVarint:
+		return KeyVarint
+	case gocql.TypeDate:
+		return KeyDate
+	case gocql.TypeDecimal:
+		return KeyDecimal
+	case gocql.TypeDouble:
+		return KeyDouble
+	case gocql.TypeFloat:
+		return KeyFloat
+	case gocql.TypeBoolean:
+		return KeyBoolean
+	case gocql.TypeUUID, gocql.TypeTimeUUID:
+		return KeyUUID
+	}
+	return KeyOther
+}
+
+func kindOf(cm *gocql.ColumnMetadata) ColumnKind {
+	frozen := strings.HasPrefix(strings.ToLower(cm.Validator), "frozen<")
+	switch cm.Type.Type() {
+	case gocql.TypeCounter:
+		return ColumnCounter
+	case gocql.TypeList:
+		if !frozen {
+			return ColumnList
+		}
+	case gocql.TypeSet:
+		if !frozen {
+			return ColumnSet
+		}
+	case gocql.TypeMap:
+		if !frozen {
+			return ColumnMap
+		}
+	}
+	return ColumnScalar
+}
+
+func (x sessionSchema) ListColumns(keyspace, table string) (map[string]bool, bool) {
+	tm := x.table(keyspace, table)
+	if tm == nil {
+		return nil, false
+	}
+	out := map[string]bool{}
+	for name, cm := range tm.Columns {
+		if cm != nil && cm.Type != nil && kindOf(cm) == ColumnList {
+			out[name] = true
+		}
+	}
+	return out, true
+}
+
+// Generation identifies the metadata a verdict was judged against: the keyspace's copy,
+// replaced at most every metadataTTL.
+func (x sessionSchema) Generation(keyspace string) any {
+	if km := x.keyspace(keyspace); km != nil {
+		return km
+	}
+	return nil
+}
+
+// isNilRecorder reports a typed nil pointer in a Recorder interface.
+func isNilRecorder(r Recorder) bool {
+	if r == nil {
+		return true
+	}
+	v := reflect.ValueOf(r)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
+// gocqlValues is what gocql v1.7 tells the verdict about bound values: its UNSET marker
+// writes nothing; a gocql.Marshaler may marshal a list, except gocql's own UUID and
+// Duration.
+type gocqlValues struct{}
+
+func (gocqlValues) IsUnset(v any) bool { return v == gocql.UnsetValue }
+
+// Decimal reads what gocql marshals into a decimal: an inf.Dec, or a non-nil pointer to
+// one (gocql dereferences pointers), as its unscaled integer and scale.
+func (gocqlValues) Decimal(v any) (*big.Int, int32, bool) {
+	switch d := v.(type) {
+	case inf.Dec:
+		return d.UnscaledBig(), int32(d.Scale()), true
+	case *inf.Dec:
+		if d != nil {
+			return d.UnscaledBig(), int32(d.Scale()), true
+		}
+	}
+	return nil, 0, false
+}
+
+func (gocqlValues) MayMarshalList(v any) bool {
+	switch v.(type) {
+	case gocql.UUID, *gocql.UUID, gocql.Duration, *gocql.Duration:
+		return false
+	}
+	_, ok := v.(gocql.Marshaler)
+	return ok
+}
