@@ -67,9 +67,9 @@ func (p *Policy) MeasureClock(ctx context.Context, s *gocql.Session) (ClockOffse
 		}
 	}
 	best.At = time.Now()
-	p.eng.SetOffset(ctx, best)
+	p.e().SetOffset(ctx, best)
 	return best, nil
 }
 
 // ClockOffset returns the last measurement of MeasureClock (ok false before the first).
-func (p *Policy) ClockOffset() (o ClockOffset, ok bool) { return p.eng.Offset() }
+func (p *Policy) ClockOffset() (o ClockOffset, ok bool) { return p.e().Offset() }

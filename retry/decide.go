@@ -7,7 +7,6 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/cqlsafe/cqlsafe/internal/core/decision"
-	"github.com/cqlsafe/cqlsafe/internal/core/wait"
 )
 
 // Reason says why an attempt was not retried (Event.Reason): a small fixed set, for
@@ -26,21 +25,15 @@ const (
 	ReasonNotAStep          = decision.ReasonNotAStep          // Do: the error did not come from an Exec step
 )
 
-// The engine's rules, as Do and the hedger call them.
+// decide and delay are the engine's, as the tests call them.
 func (p *Policy) decide(ctx context.Context, err error, v Verdict, pinned bool, attempts int) (bool, Reason) {
 	return p.eng.Decide(ctx, err, v, pinned, attempts)
 }
 func (p *Policy) delay(failed int) time.Duration { return p.eng.Delay(failed) }
-func (p *Policy) report(ev Event)                { p.eng.Report(ev) }
-func (p *Policy) begin(ctx context.Context, x Execution) (context.Context, Trace) {
-	return p.eng.Begin(ctx, x)
-}
-func why(r Reason, err error) string                   { return decision.Why(r, ClassifyError(err)) }
-func sleep(ctx context.Context, d time.Duration) error { return wait.Sleep(ctx, d) }
 
 // retryType says where to send the next attempt.
 func (p *Policy) retryType(err error) gocql.RetryType {
-	if p.eng.NextHost(err) {
+	if p.e().NextHost(err) {
 		return gocql.RetryNextHost
 	}
 	return gocql.Retry

@@ -205,8 +205,8 @@ func (p *Policy) Exec(ctx context.Context, q *gocql.Query, opts ...ExecOption) e
 	if err != nil {
 		return err
 	}
-	if run := doFrom(ctx); run != nil {
-		return run.exec(ctx, p, q, c) // a step of Do: skipped or re-sent as Do decides
+	if run := engine.DoFrom(ctx); run != nil {
+		return doExec(ctx, run, p, q, c) // a step of Do: skipped or re-sent as Do decides
 	}
 	pq, err := p.pin(ctx, q, c)
 	if err != nil {
@@ -268,8 +268,8 @@ func (p *Policy) ExecBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch
 	if err != nil {
 		return err
 	}
-	if run := doFrom(ctx); run != nil {
-		return run.execBatch(ctx, p, s, b, c) // a step of Do
+	if run := engine.DoFrom(ctx); run != nil {
+		return doExecBatch(ctx, run, p, s, b, c) // a step of Do
 	}
 	pb, err := p.pinBatch(ctx, s, b, c)
 	if err != nil {

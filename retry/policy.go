@@ -75,6 +75,18 @@ func NewPolicy(opts ...Option) *Policy {
 	return p
 }
 
+// zeroEngine is the engine of a Policy not made by NewPolicy (a zero Policy): no
+// attempts beyond the first, no observer; it judges statements as any Policy does.
+var zeroEngine = engine.New(&engine.Config{}, facts)
+
+// e is the Policy's engine (zeroEngine for a zero Policy).
+func (p *Policy) e() *engine.Engine {
+	if p.eng == nil {
+		return zeroEngine
+	}
+	return p.eng
+}
+
 // Err returns the error of the first invalid option NewPolicy was given, or nil. A
 // Policy with an invalid option sends nothing: Exec, ExecBatch and Do return this error.
 func (p *Policy) Err() error { return p.err }
@@ -124,7 +136,7 @@ func (p *Policy) Attempt(q gocql.RetryableQuery) bool {
 		return false
 	}
 	stmt, v := p.unpinnedVerdict(q)
-	return p.eng.Unpinned(q.Context(), q.Attempts(), stmt, v)
+	return p.e().Unpinned(q.Context(), q.Attempts(), stmt, v)
 }
 
 // unpinnedVerdict classifies a statement gocql hands to Attempt.
@@ -143,7 +155,7 @@ func (p *Policy) unpinnedVerdict(q gocql.RetryableQuery) (string, Verdict) {
 // GetRetryType implements gocql.RetryPolicy: where to retry, by error class; errors of
 // classes that are never retried are rethrown.
 func (p *Policy) GetRetryType(err error) gocql.RetryType {
-	if !p.eng.RetryableClass(err) {
+	if !p.e().RetryableClass(err) {
 		return gocql.Rethrow
 	}
 	return p.retryType(err)
@@ -160,5 +172,5 @@ func (p *Policy) classify(schema Schema, keyspace, stmt string) Verdict {
 	default:
 		key.Schema = engine.SchemaOwn // the Policy's own (WithSchema): the only other kind passed here
 	}
-	return p.eng.Classify(key, schema)
+	return p.e().Classify(key, schema)
 }

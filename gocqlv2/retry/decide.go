@@ -24,7 +24,7 @@ const (
 
 // retryType says where to send the next attempt.
 func (p *Policy) retryType(err error) gocql.RetryType {
-	if p.eng.NextHost(err) {
+	if p.e().NextHost(err) {
 		return gocql.RetryNextHost
 	}
 	return gocql.Retry

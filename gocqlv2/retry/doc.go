@@ -27,8 +27,10 @@
 //   - The v2 driver returns a deep copy of a keyspace's metadata on every call:
 //     SessionSchema keeps one per keyspace for a second (see there).
 //
-// Not in this package yet (issue #26; docs/drivers.md has the plan): Do and its steps,
-// WithHedging, WithOutbox's file-backed outbox (WithOutbox takes any Recorder), and the
+// Do runs multi-statement work, re-running its function with the steps that succeeded
+// skipped and the failed one re-sent at its first timestamp (see Do).
+//
+// Not in this package yet (issue #26; docs/drivers.md has the plan): WithHedging, WithOutbox's file-backed outbox (WithOutbox takes any Recorder), and the
 // packages built on retry (overwrite, eventlog, tombstone, keymigrate, settle, outbox,
 // otel).
 package retry

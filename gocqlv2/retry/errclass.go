@@ -44,11 +44,12 @@ func facts(err error) decision.Facts {
 	return decision.Classify(err, gocqlDriver)
 }
 
-// gocqlDriver is what decision.Classify needs of gocql v1.7.
+// gocqlDriver is what decision.Classify needs of the Apache driver v2 (its sentinels).
 var gocqlDriver = decision.Driver{Server: gocqlServerFacts, NoResponse: gocql.ErrTimeoutNoResponse,
 	ConnectionClosed: gocql.ErrConnectionClosed, NoConnections: gocql.ErrNoConnections}
 
-// gocqlServerFacts maps gocql v1.7's server errors: its typed errors first (they carry
+// gocqlServerFacts maps the v2 driver's server errors (the same types and codes as
+// gocql v1.7's, distinct Go types): its typed errors first (they carry
 // the code, but a zero value would say 0), then any RequestError by code.
 func gocqlServerFacts(err error) (decision.Facts, bool) {
 	var f decision.Facts

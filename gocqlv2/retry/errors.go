@@ -29,5 +29,5 @@ type Statement = engine.Statement
 // lost its connection, and retries were exhausted (or not allowed). It carries
 // everything needed to re-apply the write later with the same effect: the statements,
 // their values and the pinned write timestamp. Re-applying an idempotent write with the
-// same timestamp is always safe; see Outbox.
+// same timestamp is always safe (WithOutbox keeps such writes).
 type OutcomeUnknownError = engine.OutcomeUnknownError[gocql.BatchType]

@@ -27,7 +27,8 @@ func defaults() config { return config{Config: engine.Defaults()} }
 func set(o engine.Option) Option { return func(c *config) error { return o(&c.Config) } }
 
 // Recorder keeps writes whose outcome stayed unknown, to be re-applied later with their
-// original timestamps (package outbox has a file-backed one). The Policy hands it only
+// original timestamps (the gocql v1.7 module's package outbox has a file-backed one; not
+// yet for v2). The Policy hands it only
 // repeatable writes.
 type Recorder interface {
 	Append(*OutcomeUnknownError) error
@@ -46,8 +47,8 @@ func WithBackoff(base, max time.Duration) Option { return set(engine.WithBackoff
 func WithoutJitter() Option { return set(engine.WithoutJitter()) }
 
 // WithClock sets the clock write timestamps are drawn from (default
-// clientid.ProcessClock()). Packages built on retry (overwrite, tombstone, keymigrate,
-// eventlog) draw theirs from the same clock: Policy.Clock.
+// clientid.ProcessClock(): one clock per process, whichever drivers it links).
+// Packages built on retry draw theirs from the same clock: Policy.Clock.
 func WithClock(clock *clientid.Clock) Option { return set(engine.WithClock(clock)) }
 
 // WithObserver calls f for every failed attempt: retried or not. f must be fast and
@@ -63,7 +64,7 @@ func WithLogger(l *slog.Logger) Option { return set(engine.WithLogger(l)) }
 func WithSchema(s Schema) Option { return set(engine.WithSchema(s)) }
 
 // WithOutbox appends writes whose outcome stayed unknown (repeatable ones only) to r, so
-// they can be replayed later with their original timestamps (see package outbox). nil
+// they can be replayed later with their original timestamps. nil
 // removes it.
 func WithOutbox(r Recorder) Option {
 	return func(c *config) error {

@@ -95,8 +95,10 @@ func (p *Policy) pin(ctx context.Context, q *gocql.Query, c execConfig) (pinned,
 	// Marked idempotent on the wire whatever the verdict: the v2 driver asks the retry
 	// policy only about statements so marked (query_executor.go:210 in v2.1.2), and the
 	// policy must see every error — "nothing applied" retries a write that is not
-	// repeatable too, and a may-have-applied failure is counted. The flag gates nothing
-	// else in v2 but speculative execution, which is off below; the verdict stays here.
+	// repeatable too, and a may-have-applied failure is counted. Inside the driver the
+	// flag gates nothing else but speculative execution, which is off below; a session's
+	// own HostSelectionPolicy and observers see IsIdempotent() true. The verdict stays
+	// here.
 	out.Idempotent(true).RetryPolicy(execPolicy{st: st})
 	// Never gocql's speculative executions: one that finds no host answers
 	// ErrNoConnections while the real attempt is in flight, which would read as
@@ -206,6 +208,9 @@ func (p *Policy) Exec(ctx context.Context, q *gocql.Query, opts ...ExecOption) e
 	if err != nil {
 		return err
 	}
+	if run := engine.DoFrom(ctx); run != nil {
+		return doExec(ctx, run, p, q, c) // a step of Do: skipped or re-sent as Do decides
+	}
 	pq, err := p.pin(ctx, q, c)
 	if err != nil {
 		return err
@@ -242,6 +247,9 @@ func (p *Policy) ExecBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch
 	if err != nil {
 		return err
 	}
+	if run := engine.DoFrom(ctx); run != nil {
+		return doExecBatch(ctx, run, p, s, b, c) // a step of Do
+	}
 	pb, err := p.pinBatch(ctx, s, b, c)
 	if err != nil {
 		return err
@@ -254,7 +262,8 @@ func (p *Policy) execPinnedBatch(s *gocql.Session, pb pinnedBatch) error {
 		pb.state.Trace.End(err, 0)
 		return err // nothing sent
 	}
-	err := pb.batch.ExecContext(pb.state.Ctx)
+	//lint:ignore SA1019 ExecuteBatch runs b on s, as documented (Batch.ExecContext would use the session b was made from)
+	err := s.ExecuteBatch(pb.batch)
 	if err != nil {
 		stmts := make([]Statement, len(pb.batch.Entries))
 		for i, e := range pb.batch.Entries {

@@ -31,8 +31,9 @@ import (
 // flight (gocql cannot tell whether the request had been written).
 //
 // Set as a cluster's RetryPolicy (cluster.RetryPolicy = p), a Policy sees statements it
-// did not pin: it retries reads, and never retries a write (gocql would re-send it with
-// a fresh timestamp, which can overwrite a newer write by another client).
+// did not pin: it retries reads, and never retries a write (the driver would re-send it
+// with a fresh timestamp, which can overwrite a newer write by another client). The v2
+// driver asks it only about statements the application marked idempotent.
 //
 // Waits between attempts back off exponentially with jitter and end early when the
 // context is done. A Policy is safe for concurrent use.
@@ -73,6 +74,18 @@ func NewPolicy(opts ...Option) *Policy {
 	p := &Policy{cfg: c, err: err}
 	p.eng = engine.New(&p.cfg.Config, facts)
 	return p
+}
+
+// zeroEngine is the engine of a Policy not made by NewPolicy (a zero Policy): no
+// attempts beyond the first, no observer; it judges statements as any Policy does.
+var zeroEngine = engine.New(&engine.Config{}, facts)
+
+// e is the Policy's engine (zeroEngine for a zero Policy).
+func (p *Policy) e() *engine.Engine {
+	if p.eng == nil {
+		return zeroEngine
+	}
+	return p.eng
 }
 
 // Err returns the error of the first invalid option NewPolicy was given, or nil. A
@@ -124,7 +137,7 @@ func (p *Policy) Attempt(q gocql.RetryableQuery) bool {
 		return false
 	}
 	stmt, v := p.unpinnedVerdict(q)
-	return p.eng.Unpinned(q.Context(), q.Attempts(), stmt, v)
+	return p.e().Unpinned(q.Context(), q.Attempts(), stmt, v)
 }
 
 // unpinnedVerdict classifies a statement gocql hands to Attempt.
@@ -147,7 +160,7 @@ func (p *Policy) unpinnedVerdict(q gocql.RetryableQuery) (string, Verdict) {
 // GetRetryType implements gocql.RetryPolicy: where to retry, by error class; errors of
 // classes that are never retried are rethrown.
 func (p *Policy) GetRetryType(err error) gocql.RetryType {
-	if !p.eng.RetryableClass(err) {
+	if !p.e().RetryableClass(err) {
 		return gocql.Rethrow
 	}
 	return p.retryType(err)
@@ -164,5 +177,5 @@ func (p *Policy) classify(schema Schema, keyspace, stmt string) Verdict {
 	default:
 		key.Schema = engine.SchemaOwn // the Policy's own (WithSchema): the only other kind passed here
 	}
-	return p.eng.Classify(key, schema)
+	return p.e().Classify(key, schema)
 }

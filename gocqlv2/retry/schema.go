@@ -3,12 +3,15 @@ package retry
 import (
 	"math/big"
 	"reflect"
-	"strings"
+	"runtime"
 	"sync"
 	"time"
+	"weak"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 	"gopkg.in/inf.v0"
+
+	"github.com/cqlsafe/cqlsafe/internal/core/verdict"
 )
 
 // SessionSchema answers column kinds from s's schema metadata, a copy per keyspace kept
@@ -42,15 +45,20 @@ type keyspaceMeta struct {
 	at time.Time
 }
 
-// metadata caches each session's keyspace copies (*gocql.Session → *sync.Map of
-// keyspace → keyspaceMeta). Sessions are long-lived: an entry per session used.
+// metadata caches each session's keyspace copies (weak.Pointer[gocql.Session] →
+// *sync.Map of keyspace → keyspaceMeta). The key does not keep a session alive; its
+// entry is dropped when the session is collected.
 var metadata sync.Map
 
 // keyspace is ks's metadata as of at most metadataTTL ago; nil when the driver has none.
 func (x sessionSchema) keyspace(ks string) *gocql.KeyspaceMetadata {
-	m, ok := metadata.Load(x.s)
+	key := weak.Make(x.s)
+	m, ok := metadata.Load(key)
 	if !ok {
-		m, _ = metadata.LoadOrStore(x.s, new(sync.Map))
+		var loaded bool
+		if m, loaded = metadata.LoadOrStore(key, new(sync.Map)); !loaded {
+			runtime.AddCleanup(x.s, func(k weak.Pointer[gocql.Session]) { metadata.Delete(k) }, key)
+		}
 	}
 	byKs := m.(*sync.Map)
 	now := time.Now()
@@ -85,7 +93,7 @@ func (x sessionSchema) ColumnKind(keyspace, table, column string) ColumnKind {
 		return ColumnUnknown
 	}
 	cm, ok := tm.Columns[column]
-	if !ok || cm == nil || cm.Type == nil {
+	if !ok || cm == nil {
 		return ColumnUnknown
 	}
 	return kindOf(cm)
@@ -148,26 +156,11 @@ func (x sessionSchema) KeyType(keyspace, table, column string) KeyType {
 	return KeyOther
 }
 
-func kindOf(cm *gocql.ColumnMetadata) ColumnKind {
-	frozen := strings.HasPrefix(strings.ToLower(cm.Validator), "frozen<")
-	switch cm.Type.Type() {
-	case gocql.TypeCounter:
-		return ColumnCounter
-	case gocql.TypeList:
-		if !frozen {
-			return ColumnList
-		}
-	case gocql.TypeSet:
-		if !frozen {
-			return ColumnSet
-		}
-	case gocql.TypeMap:
-		if !frozen {
-			return ColumnMap
-		}
-	}
-	return ColumnScalar
-}
+// kindOf reads a column's kind from its type text (system_schema's), not its TypeInfo:
+// v2.1.2 cannot parse a collection of a UDT ("list<frozen<address>>": the UDT's name is
+// not in its type registry) and reports such a column as an unknown custom type
+// (metadata.go:1007-1011), which would read as one cell.
+func kindOf(cm *gocql.ColumnMetadata) ColumnKind { return verdict.ColumnKindOfType(cm.Validator) }
 
 func (x sessionSchema) ListColumns(keyspace, table string) (map[string]bool, bool) {
 	tm := x.table(keyspace, table)
@@ -176,7 +169,7 @@ func (x sessionSchema) ListColumns(keyspace, table string) (map[string]bool, boo
 	}
 	out := map[string]bool{}
 	for name, cm := range tm.Columns {
-		if cm != nil && cm.Type != nil && kindOf(cm) == ColumnList {
+		if cm != nil && kindOf(cm) == ColumnList {
 			out[name] = true
 		}
 	}
@@ -201,7 +194,7 @@ func isNilRecorder(r Recorder) bool {
 	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
-// gocqlValues is what gocql v1.7 tells the verdict about bound values: its UNSET marker
+// gocqlValues is what the v2 driver tells the verdict about bound values: its UNSET marker
 // writes nothing; a gocql.Marshaler may marshal a list, except gocql's own UUID and
 // Duration.
 type gocqlValues struct{}

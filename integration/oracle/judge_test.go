@@ -3,7 +3,6 @@ package oracle
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/big"
 	"math/rand/v2"
@@ -14,17 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cqlsafe/cqlsafe/retry"
 	"github.com/gocql/gocql"
 )
-
-// decide is the library's judgement of whether a statement executed at timestamp ts may
-// be repeated, as Policy.Exec judges it: the one place to switch when the retry
-// package's API changes.
-func decide(s *gocql.Session, keyspace, cql string, values []any, ts int64) (repeatable bool, reasons []string) {
-	v := retry.NewPolicy(retry.WithSchema(retry.SessionSchema(s))).RepeatableAt(keyspace, cql, values, ts)
-	return v.Idempotent, v.Reasons
-}
 
 // oracleCase is one generated statement with everything needed to judge it.
 type oracleCase struct {
@@ -190,8 +180,15 @@ func bindKey(text string, values []any, k pkey) (string, []any) {
 }
 
 type runner struct {
-	s  *gocql.Session
+	s  *gocql.Session // setup and reads (gocql v1.7 whatever the driver)
 	ks string
+	d  driver // the driver under test: its judgement and its executions
+}
+
+// decide is the library's judgement of a statement executed at timestamp ts, as
+// Policy.Exec judges it, with the driver under test.
+func (r *runner) decide(cql string, values []any, ts int64) (repeatable bool, reasons []string) {
+	return r.d.decide(r.ks, cql, values, ts)
 }
 
 // exec runs st once against partition k with write timestamp ts.
@@ -199,22 +196,15 @@ func (r *runner) exec(ctx context.Context, st stmt, k pkey, ts int64) error {
 	if st.batch == "" || st.textBatch {
 		text, values := st.text()
 		text, values = bindKey(text, values, k)
-		return r.s.Query(text, values...).WithContext(ctx).WithTimestamp(ts).Exec()
+		return r.d.query(ctx, text, values, ts)
 	}
-	typ := gocql.LoggedBatch
-	switch st.batch {
-	case "UNLOGGED":
-		typ = gocql.UnloggedBatch
-	case "COUNTER":
-		typ = gocql.CounterBatch
+	texts := make([]string, len(st.parts))
+	values := make([][]any, len(st.parts))
+	for i, p := range st.parts {
+		text, vs := p.render()
+		texts[i], values[i] = bindKey(text, vs, k)
 	}
-	b := r.s.NewBatch(typ).WithContext(ctx).WithTimestamp(ts)
-	for _, p := range st.parts {
-		text, values := p.render()
-		text, values = bindKey(text, values, k)
-		b.Query(text, values...)
-	}
-	return r.s.ExecuteBatch(b)
+	return r.d.batch(ctx, st.batch, texts, values, ts)
 }
 
 func (r *runner) setup(ctx context.Context, c *oracleCase, k pkey) error {
@@ -458,15 +448,6 @@ func compact(v any) string {
 	return string(b)
 }
 
-// rejected: Cassandra refused the statement (invalid or syntax error).
-func rejected(err error) bool {
-	var re gocql.RequestError
-	if errors.As(err, &re) {
-		return re.Code() == gocql.ErrCodeInvalid || re.Code() == gocql.ErrCodeSyntax
-	}
-	return false
-}
-
 // verdict is the outcome of judging one statement.
 type verdict struct {
 	rejected   error  // Cassandra refused the first execution
@@ -499,7 +480,7 @@ func (r *runner) judge(ctx context.Context, c *oracleCase, st stmt, withSetup bo
 	}
 	start := time.Now()
 	if err := r.exec(ctx, st, keys[0], c.ts); err != nil {
-		if rejected(err) {
+		if r.d.rejected(err) {
 			return verdict{rejected: err}
 		}
 		return verdict{err: err}
@@ -511,7 +492,7 @@ func (r *runner) judge(ctx context.Context, c *oracleCase, st stmt, withSetup bo
 			err := r.exec(ctx, st, k, c.ts)
 			switch {
 			case err == nil:
-			case !rejected(err): // a timeout says nothing about idempotence
+			case !r.d.rejected(err): // a timeout says nothing about idempotence
 				otherErr = err
 			case repeatErr == "":
 				repeatErr = fmt.Sprintf("execution %d in partition slot %d rejected: %v", i+1, k.slot, err)
@@ -628,14 +609,14 @@ func (r *runner) clockProbe(ctx context.Context, c *oracleCase, st, later stmt, 
 			}
 		}
 		if err := r.exec(ctx, st, k, c.ts); err != nil {
-			if rejected(err) {
+			if r.d.rejected(err) {
 				return "", nil
 			}
 			return "", err
 		}
 	}
 	if err := r.exec(ctx, later, again, c.ts); err != nil {
-		if rejected(err) {
+		if r.d.rejected(err) {
 			return "", nil // the other value does not fit here (a key out of range)
 		}
 		return "", err
@@ -674,10 +655,10 @@ func (r *runner) judgeWitness(ctx context.Context, c *oracleCase, st stmt, withS
 	}{{st, again, c.ts}, {w, again, c.ts - 40}, {st, again, c.ts}, {st, once, c.ts}, {w, once, c.ts - 40}}
 	for i, x := range steps {
 		if err := r.exec(ctx, x.s, x.k, x.ts); err != nil {
-			if rejected(err) && i != 2 {
+			if r.d.rejected(err) && i != 2 {
 				return "", nil // the witness does not apply here (a null list, an index out of range)
 			}
-			if rejected(err) {
+			if r.d.rejected(err) {
 				return fmt.Sprintf("repeat after the witness write %s rejected: %v", textOf(w), err), nil
 			}
 			return "", err
@@ -716,14 +697,14 @@ func textOf(s stmt) string {
 func (r *runner) judgeEmpty(ctx context.Context, c *oracleCase, st stmt, attempt int, tol int64) (string, error) {
 	once, twice := partitionKey(c.tb, c.idx, attempt, 5), partitionKey(c.tb, c.idx, attempt, 6)
 	if err := r.exec(ctx, st, once, c.ts); err != nil {
-		if rejected(err) {
+		if r.d.rejected(err) {
 			return "", nil
 		}
 		return "", err
 	}
 	for i := 0; i < 2; i++ {
 		if err := r.exec(ctx, st, twice, c.ts); err != nil {
-			if rejected(err) {
+			if r.d.rejected(err) {
 				return fmt.Sprintf("empty partition: execution %d rejected: %v", i+1, err), nil
 			}
 			return "", err

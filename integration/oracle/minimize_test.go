@@ -20,7 +20,7 @@ func (r *runner) minimize(ctx context.Context, c *oracleCase, seed uint64, first
 			return false
 		}
 		text, values = bindKey(text, values, partitionKey(c.tb, c.idx, attempt, 0))
-		if rep, _ := decide(r.s, r.ks, text, values, c.ts); !rep {
+		if rep, _ := r.decide(text, values, c.ts); !rep {
 			return false
 		}
 		v := r.judge(ctx, c, st, withSetup, attempt)
@@ -180,7 +180,7 @@ func (r *runner) repro(c *oracleCase, st stmt, withSetup bool, seed uint64) stri
 		how = " (sent as a protocol batch)"
 	}
 	fmt.Fprintf(&b, "-- the statement%s, at pinned timestamp %d, run once vs. repeated:\n%s%s;\n", how, c.ts, text, valuesNote(values))
-	rep, reasons := decide(r.s, r.ks, text, values, c.ts)
+	rep, reasons := r.decide(text, values, c.ts)
 	fmt.Fprintf(&b, "-- library: repeatable=%v %v\n", rep, reasons)
 	return b.String()
 }

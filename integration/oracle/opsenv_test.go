@@ -149,7 +149,7 @@ func newOpWorker(t *testing.T, env *opsEnv) *opWorker {
 		t.Fatal(err)
 	}
 	t.Cleanup(ps.Close)
-	return &opWorker{env: env, r: &runner{s: env.s, ks: env.ks}, ps: ps, px: px, dir: t.TempDir()}
+	return &opWorker{env: env, r: &runner{s: env.s, ks: env.ks, d: newV1(env.s)}, ps: ps, px: px, dir: t.TempDir()}
 }
 
 // place is where one run of an operation happens: A (once, no fault), B (first response

@@ -17,6 +17,7 @@ import (
 const (
 	defaultSeed    = 1
 	defaultCases   = 6000
+	defaultV2Cases = 2000
 	defaultWorkers = 24
 )
 
@@ -51,8 +52,19 @@ type failure struct {
 // partition. CQLSAFE_ORACLE_SEED, CQLSAFE_ORACLE_CASES and CQLSAFE_ORACLE_WORKERS
 // change the run; CQLSAFE_ORACLE_CASE=i runs and prints case i alone.
 func TestOracleStatements(t *testing.T) {
+	oracleStatements(t, "v1", int(envUint(t, "CQLSAFE_ORACLE_CASES", defaultCases)))
+}
+
+// TestOracleStatementsV2 is TestOracleStatements on the Apache Cassandra Go driver v2:
+// the judgement of github.com/cqlsafe/cqlsafe/gocqlv2/retry and the executions sent by
+// the v2 driver, with the same statements (same seed) and the same reads of what
+// Cassandra holds. CQLSAFE_ORACLE_V2_CASES sets its size.
+func TestOracleStatementsV2(t *testing.T) {
+	oracleStatements(t, "v2", int(envUint(t, "CQLSAFE_ORACLE_V2_CASES", defaultV2Cases)))
+}
+
+func oracleStatements(t *testing.T, drv string, n int) {
 	seed := envUint(t, "CQLSAFE_ORACLE_SEED", defaultSeed)
-	n := int(envUint(t, "CQLSAFE_ORACLE_CASES", defaultCases))
 	workers := int(envUint(t, "CQLSAFE_ORACLE_WORKERS", defaultWorkers))
 	only := -1
 	if s := os.Getenv("CQLSAFE_ORACLE_CASE"); s != "" {
@@ -76,7 +88,10 @@ func TestOracleStatements(t *testing.T) {
 	if err := s.AwaitSchemaAgreement(ctx); err != nil {
 		t.Fatal(err)
 	}
-	r := &runner{s: s, ks: ks}
+	r := &runner{s: s, ks: ks, d: newV1(s)}
+	if drv == "v2" {
+		r.d = newV2(t, ks)
+	}
 	base := time.Now().UnixMicro()
 	start := time.Now()
 
@@ -103,7 +118,7 @@ func TestOracleStatements(t *testing.T) {
 		c := genCase(seed, idx, tables, base)
 		text, values := c.st.text()
 		text, values = bindKey(text, values, partitionKey(c.tb, c.idx, 0, 0))
-		rep, reasons := decide(s, ks, text, values, c.ts)
+		rep, reasons := r.decide(text, values, c.ts)
 		v := r.judge(ctx, c, c.st, true, 0)
 		var report, sig string
 		if rep && v.diff != "" && v.known == "" {
@@ -214,7 +229,7 @@ func TestOracleStatements(t *testing.T) {
 	}
 	sort.Strings(kinds)
 	var b strings.Builder
-	fmt.Fprintf(&b, "seed %d, %d cases, %d workers, %v (%.0f cases/s)\n", seed, total.cases, workers, elapsed.Round(time.Second), float64(total.cases)/elapsed.Seconds())
+	fmt.Fprintf(&b, "driver %s, seed %d, %d cases, %d workers, %v (%.0f cases/s)\n", drv, seed, total.cases, workers, elapsed.Round(time.Second), float64(total.cases)/elapsed.Seconds())
 	fmt.Fprintf(&b, "%-26s %6s %8s %6s %6s %10s %6s %6s %10s %8s %6s %9s\n", "kind", "cases", "rejected", "errors", "equal", "interleave", "empty", "clock", "repeatable", "unsound", "known", "precision")
 	for _, k := range append(kinds, "TOTAL") {
 		st := perKind[k]

@@ -137,6 +137,13 @@ func run(f flags) error {
 		}
 		add(p)
 	}
+	if only.MatchString("exec_vs_raw_v2") {
+		p, err := execPairV2(ctx, e, &closers)
+		if err != nil {
+			return fmt.Errorf("exec v2: %w", err)
+		}
+		add(p)
+	}
 	if only.MatchString("append_vs_insert") {
 		p, err := appendPair(ctx, e)
 		if err != nil {

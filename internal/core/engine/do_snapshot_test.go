@@ -1,4 +1,4 @@
-package retry
+package engine
 
 import (
 	"reflect"
@@ -12,7 +12,7 @@ func TestSnapshotNilValues(t *testing.T) {
 	var nilSlice []int
 	var nilPtr *int
 	values := []any{nil, []any{nil, 1}, map[string]any{"a": nil}, nilSlice, nilPtr, [2]any{nil, "x"}}
-	got := snapshot(values)
+	got := Snapshot(values)
 	if !reflect.DeepEqual(got, values) {
 		t.Errorf("snapshot(%#v) = %#v", values, got)
 	}

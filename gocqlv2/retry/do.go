@@ -1,0 +1,95 @@
+package retry
+
+import (
+	"context"
+	"errors"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"github.com/cqlsafe/cqlsafe/internal/core/engine"
+)
+
+// Do runs multi-statement work with retry instead of rollback. fn issues its writes
+// through Exec and ExecBatch with the ctx it is given; each such call is a step. When a
+// step fails with a retryable error and is idempotent, Do waits (backoff) and calls fn
+// again: steps that already succeeded return nil at once without touching Cassandra,
+// and the failed step is re-sent with the timestamp it was pinned to the first time.
+// Nothing is undone. fn must issue the same statements with the same values in the same
+// order on every run — mint ids and times before Do, not inside fn — else the step
+// returns ErrNondeterministic and nothing is sent; fn should hold no other side effects.
+//
+// Do gives up and returns the error when it is not retryable (errors fn returns on its
+// own are not), when the failed step is not idempotent, when the policy's attempts are
+// exhausted, or when ctx is done. Within each step the policy also retries at once on
+// its own, as Exec does.
+func Do(ctx context.Context, fn func(ctx context.Context) error, opts ...Option) error {
+	if fn == nil {
+		return errors.New("retry: Do needs a function")
+	}
+	p := NewPolicy(opts...)
+	if p.err != nil {
+		return p.err
+	}
+	return engine.Do(ctx, p.eng, p, fn)
+}
+
+// ErrOutsideDo is returned by the package-level Exec and ExecBatch when their context
+// does not come from Do: outside Do, run statements with Policy.Exec.
+var ErrOutsideDo = engine.ErrOutsideDo
+
+// Exec is one step of the function given to Do, under Do's policy: skipped when a
+// previous run already applied it, re-sent with its first timestamp and values
+// otherwise (see Do). ctx must be the one Do passed to the function: elsewhere Exec
+// sends nothing and returns ErrOutsideDo. (Policy.Exec with Do's context is a step too,
+// under that Policy.)
+func Exec(ctx context.Context, q *gocql.Query) error {
+	run := engine.DoFrom(ctx)
+	if run == nil {
+		return ErrOutsideDo
+	}
+	return doExec(ctx, run, run.Policy.(*Policy), q, execConfig{})
+}
+
+// ExecBatch is Exec for a batch on s: one step of the function given to Do.
+func ExecBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch) error {
+	run := engine.DoFrom(ctx)
+	if run == nil {
+		return ErrOutsideDo
+	}
+	return doExecBatch(ctx, run, run.Policy.(*Policy), s, b, execConfig{})
+}
+
+// doExec runs q as a step of run, under p (Do's, or the Policy whose Exec was called
+// with Do's context).
+func doExec(ctx context.Context, run *engine.DoRun, p *Policy, q *gocql.Query, c execConfig) error {
+	if q == nil {
+		return errors.New("retry: nil query")
+	}
+	return run.Step(q.Statement(), engine.Snapshot(q.Values()), c, func(c execConfig) engine.Sent {
+		pq, err := p.pin(ctx, q, c)
+		if err != nil {
+			return engine.Sent{Err: err}
+		}
+		return engine.Sent{Sent: true, Timestamp: pq.timestamp, Verdict: pq.verdict, Err: p.execPinned(pq)}
+	})
+}
+
+// doExecBatch is doExec for a batch on s.
+func doExecBatch(ctx context.Context, run *engine.DoRun, p *Policy, s *gocql.Session, b *gocql.Batch, c execConfig) error {
+	if s == nil || b == nil {
+		return errors.New("retry: nil session or batch")
+	}
+	keys := make([]string, len(b.Entries))
+	var values []any
+	for i, e := range b.Entries {
+		keys[i] = e.Stmt
+		values = append(values, engine.Snapshot(e.Args)...)
+	}
+	return run.Step(engine.BatchKey(keys), values, c, func(c execConfig) engine.Sent {
+		pb, err := p.pinBatch(ctx, s, b, c)
+		if err != nil {
+			return engine.Sent{Err: err}
+		}
+		return engine.Sent{Sent: true, Timestamp: pb.timestamp, Verdict: pb.verdict, Err: p.execPinnedBatch(s, pb)}
+	})
+}

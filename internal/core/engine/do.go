@@ -1,0 +1,256 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+	"sync"
+
+	"github.com/cqlsafe/cqlsafe/internal/core/decision"
+	"github.com/cqlsafe/cqlsafe/internal/core/verdict"
+	"github.com/cqlsafe/cqlsafe/internal/core/wait"
+)
+
+// ErrOutsideDo is returned by the package-level Exec and ExecBatch when their context
+// does not come from Do.
+var ErrOutsideDo = errors.New("retry: Exec and ExecBatch run steps of Do; outside Do use Policy.Exec or Policy.ExecBatch")
+
+type doKey struct{}
+
+// DoRun is one call of Do: the steps its function issued, in order, and how each went.
+// Policy is the adapter's Policy Do runs with (the adapters' Exec find it here).
+type DoRun struct {
+	Policy any
+	e      *Engine
+	mu     sync.Mutex
+	steps  []doStep
+	next   int
+	failed []doStep // the steps that failed in the current run
+}
+
+type doStep struct {
+	key     string
+	values  []any // the values the step was first sent with
+	ts      int64
+	done    bool
+	verdict verdict.Verdict // the step's verdict when it last ran
+	err     error           // the step's error when it failed
+}
+
+// Do runs fn until it succeeds or a failed step may not be re-sent (the adapters
+// document it as retry.Do): policy is the adapter's Policy, e its engine.
+func Do(ctx context.Context, e *Engine, policy any, fn func(ctx context.Context) error) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	run := &DoRun{Policy: policy, e: e}
+	tctx, tr := e.Begin(ctx, Execution{Operation: "retry.Do"})
+	rctx := context.WithValue(tctx, doKey{}, run)
+	for attempt := 1; ; attempt++ {
+		run.mu.Lock()
+		run.next, run.failed = 0, nil
+		run.mu.Unlock()
+		err := fn(rctx)
+		if err == nil {
+			tr.End(nil, attempt)
+			return nil
+		}
+		run.mu.Lock()
+		failed := run.failed
+		run.mu.Unlock()
+		ev := Event{Attempt: attempt, Err: err, Class: e.facts(err).Class, Statement: "Do", Idempotent: len(failed) > 0}
+		if len(failed) == 0 {
+			ev.Reason = decision.ReasonNotAStep
+		}
+		for _, f := range failed {
+			ev.Idempotent = ev.Idempotent && f.verdict.Idempotent
+			if ev.Retrying, ev.Reason = e.Decide(ctx, f.err, f.verdict, true, attempt); !ev.Retrying {
+				break
+			}
+		}
+		if ev.Retrying {
+			ev.Delay = e.Delay(attempt)
+		} else {
+			ev.Why = e.Why(ev.Reason, err)
+		}
+		e.Report(ev)
+		tr.Attempt(ev)
+		if !ev.Retrying {
+			tr.End(err, attempt)
+			return err
+		}
+		if serr := wait.Sleep(ctx, ev.Delay); serr != nil {
+			tr.End(err, attempt)
+			return err
+		}
+	}
+}
+
+// DoFrom is the Do run ctx belongs to, or nil.
+func DoFrom(ctx context.Context) *DoRun {
+	run, _ := ctx.Value(doKey{}).(*DoRun)
+	return run
+}
+
+// Sent is how a step went when the adapter tried to send it: sent false when nothing was
+// sent (its options or the clock refused it: err says why).
+type Sent struct {
+	Sent      bool
+	Timestamp int64
+	Verdict   verdict.Verdict
+	Err       error
+}
+
+// Step runs one step, key naming its statement(s) and values their bound values (a
+// Snapshot): skipped when a previous run applied it, re-sent with its first timestamp
+// otherwise; a step bound to other values than on the first run is ErrNondeterministic,
+// and nothing is sent. send pins and executes it with c (c.TS: the first run's).
+func (run *DoRun) Step(key string, values []any, c ExecConfig, send func(ExecConfig) Sent) error {
+	if c.TS != 0 {
+		values = append(values, c.TS)
+	}
+	i, ts, done, err := run.step(key, values)
+	if err != nil || done {
+		return err
+	}
+	if ts != 0 {
+		c.TS = ts
+	}
+	s := send(c)
+	if !s.Sent {
+		return s.Err
+	}
+	run.finish(i, s.Timestamp, s.Verdict, s.Err)
+	return s.Err
+}
+
+// BatchKey names a batch step by its statements.
+func BatchKey(stmts []string) string { return "BATCH:" + strings.Join(stmts, "\x00") }
+
+func (run *DoRun) step(key string, values []any) (int, int64, bool, error) {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	i := run.next
+	run.next++
+	if i < len(run.steps) {
+		s := run.steps[i]
+		if s.key != key {
+			return i, 0, false, fmt.Errorf("%w: step %d was %q, now %q", ErrNondeterministic, i+1, s.key, key)
+		}
+		if !sameValues(s.values, values) {
+			return i, 0, false, fmt.Errorf("%w: step %d (%q) is bound to other values than on the first run (mint ids and times before Do, not inside fn)", ErrNondeterministic, i+1, key)
+		}
+		return i, s.ts, s.done, nil
+	}
+	run.steps = append(run.steps, doStep{key: key, values: values})
+	return i, 0, false, nil
+}
+
+func (run *DoRun) finish(i int, ts int64, v verdict.Verdict, err error) {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	run.steps[i].ts = ts
+	run.steps[i].verdict = v
+	if err == nil {
+		run.steps[i].done = true
+		return
+	}
+	s := run.steps[i]
+	s.err = err
+	run.failed = append(run.failed, s)
+}
+
+// Snapshot deep-copies bound values — through pointers, slices, maps and arrays — so
+// that a caller reusing a variable or buffer between runs (binding &id, then minting a
+// new id into it) does not change what the first run is remembered to have sent.
+func Snapshot(values []any) []any {
+	out := make([]any, len(values))
+	for i, v := range values {
+		if v == nil {
+			continue // NULL: nothing to copy (and no reflect.Value to take it from)
+		}
+		out[i] = deepCopy(reflect.ValueOf(v)).Interface()
+	}
+	return out
+}
+
+func deepCopy(v reflect.Value) reflect.Value {
+	if !v.IsValid() {
+		return reflect.Zero(reflect.TypeFor[any]()) // a nil interface
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return v
+		}
+		c := reflect.New(v.Type().Elem())
+		c.Elem().Set(deepCopy(v.Elem()))
+		return c
+	case reflect.Slice:
+		if v.IsNil() {
+			return v
+		}
+		c := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+		for i := range v.Len() {
+			c.Index(i).Set(deepCopy(v.Index(i)))
+		}
+		return c
+	case reflect.Array:
+		c := reflect.New(v.Type()).Elem()
+		for i := range v.Len() {
+			c.Index(i).Set(deepCopy(v.Index(i)))
+		}
+		return c
+	case reflect.Map:
+		if v.IsNil() {
+			return v
+		}
+		c := reflect.MakeMapWithSize(v.Type(), v.Len())
+		for it := v.MapRange(); it.Next(); {
+			c.SetMapIndex(deepCopy(it.Key()), deepCopy(it.Value()))
+		}
+		return c
+	case reflect.Interface:
+		if v.IsNil() {
+			return v
+		}
+		c := reflect.New(v.Type()).Elem()
+		c.Set(deepCopy(v.Elem()))
+		return c
+	}
+	return v // scalars and structs (by value)
+}
+
+// sameValues compares a re-run's values with the first run's: deeply, with NaN equal to
+// NaN (the same value bound twice).
+func sameValues(a, b []any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !reflect.DeepEqual(a[i], b[i]) && !bothNaN(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func bothNaN(a, b any) bool {
+	isNaN := func(v any) bool {
+		switch x := v.(type) {
+		case float64:
+			return math.IsNaN(x)
+		case float32:
+			return math.IsNaN(float64(x))
+		case *float64:
+			return x != nil && math.IsNaN(*x)
+		case *float32:
+			return x != nil && math.IsNaN(float64(*x))
+		}
+		return false
+	}
+	return isNaN(a) && isNaN(b)
+}
