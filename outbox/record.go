@@ -1,189 +1,71 @@
 package outbox
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/binary"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"hash/crc32"
+	"math/big"
+
+	"gopkg.in/inf.v0"
 	"io"
-	"time"
 
 	"github.com/gocql/gocql"
 
+	core "github.com/cqlsafe/cqlsafe/internal/core/outbox"
 	"github.com/cqlsafe/cqlsafe/retry"
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// gocqlDriver is what the outbox's core needs of gocql v1.7: its batch types and values.
+var gocqlDriver = &core.Driver[gocql.BatchType]{
+	Values: core.Values{
+		Unset: gocql.UnsetValue,
+		Own: func(v any) (core.Value, bool, error) {
+			switch x := v.(type) {
+			case gocql.UUID:
+				return core.Value{T: "uuid", V: x.String()}, true, nil
+			case gocql.Duration:
+				return core.CQLDuration(x.Months, x.Days, x.Nanoseconds), true, nil
+			case *inf.Dec:
+				if x == nil {
+					v, err := core.Decimal(nil, 0, true)
+					return v, true, err
+				}
+				v, err := core.Decimal(x.UnscaledBig(), int32(x.Scale()), false)
+				return v, true, err
+			case gocql.Marshaler:
+				return core.Value{}, true, core.MarshalerError(v)
+			}
+			return core.Value{}, false, nil
+		},
+		UUID:     func(s string) (any, error) { return gocql.ParseUUID(s) },
+		Duration: func(mo, d int32, ns int64) any { return gocql.Duration{Months: mo, Days: d, Nanoseconds: ns} },
+		Decimal:  func(unscaled *big.Int, scale int32) any { return inf.NewDecBig(unscaled, inf.Scale(scale)) },
+	},
+	BatchTypes: map[gocql.BatchType]string{gocql.LoggedBatch: "logged", gocql.UnloggedBatch: "unlogged", gocql.CounterBatch: "counter"},
+	Logged:     gocql.LoggedBatch, Unlogged: gocql.UnloggedBatch, Counter: gocql.CounterBatch,
+}
 
-const (
-	recordHeader = 8 // payload length, CRC-32C of the payload (big-endian uint32 each)
-	maxRecord    = 64 << 20
+// The core's names, as this package's tests use them.
+type (
+	outboxValue  = core.Value
+	outboxRecord = core.Record
+	outboxStmt   = core.Stmt
+	rawRecord    = core.RawRecord
 )
 
-type outboxRecord struct {
-	Batch bool `json:"batch,omitempty"`
-	// Type is the batch type: "logged", "unlogged" or "counter"; empty for a single
-	// statement and in records written before it was stored (replayed LOGGED).
-	Type       string       `json:"type,omitempty"`
-	Timestamp  int64        `json:"ts"`
-	Statements []outboxStmt `json:"stmts"`
-	Recorded   time.Time    `json:"recorded"`
-	Err        string       `json:"err,omitempty"`
-}
+const (
+	maxDepth    = core.MaxDepth
+	outboxLocks = core.OutboxLocks
+)
 
-type outboxStmt struct {
-	CQL    string        `json:"cql"`
-	Values []outboxValue `json:"values,omitempty"`
-}
+var batchTypeName = gocqlDriver.BatchTypes
 
-// outboxValue is one bound value: its type T and text V (see value.go); a list, set,
-// tuple or vector holds its elements in L, a map its keys in K and values in L.
-type outboxValue struct {
-	T string        `json:"t"`
-	V string        `json:"v,omitempty"`
-	K []outboxValue `json:"k,omitempty"`
-	L []outboxValue `json:"l,omitempty"`
-}
-
-// rawRecord is one framed record as found in the file.
-type rawRecord struct{ payload []byte }
-
-func (r rawRecord) size() int64 { return recordHeader + int64(len(r.payload)) }
-
-func frame(payload []byte) []byte {
-	buf := make([]byte, recordHeader, recordHeader+len(payload))
-	binary.BigEndian.PutUint32(buf[0:4], uint32(len(payload)))
-	binary.BigEndian.PutUint32(buf[4:8], crc32.Checksum(payload, castagnoli))
-	return append(buf, payload...)
-}
-
-// encodeRecord checks e is safe to replay and converts it to its stored form.
-func encodeRecord(e *retry.OutcomeUnknownError) (outboxRecord, error) {
-	if !e.Idempotent {
-		return outboxRecord{}, fmt.Errorf("%w: outbox refuses it", retry.ErrNotIdempotent)
-	}
-	if err := replayable(e, e.BatchType); err != nil {
-		return outboxRecord{}, err
-	}
-	rec := outboxRecord{Batch: e.Batch, Timestamp: e.Timestamp, Recorded: time.Now().UTC()}
-	if e.Batch {
-		rec.Type = batchTypeName[e.BatchType] // zero value LoggedBatch: the safe type when unset
-	}
-	if e.Err != nil {
-		rec.Err = e.Err.Error()
-	}
-	for _, s := range e.Statements {
-		st := outboxStmt{CQL: s.CQL}
-		for _, v := range s.Values {
-			ev, err := encodeValue(v)
-			if err != nil {
-				return outboxRecord{}, err
-			}
-			st.Values = append(st.Values, ev)
-		}
-		rec.Statements = append(rec.Statements, st)
-	}
-	return rec, nil
-}
-
-var batchTypeName = map[gocql.BatchType]string{
-	gocql.LoggedBatch:   "logged",
-	gocql.UnloggedBatch: "unlogged",
-	gocql.CounterBatch:  "counter",
-}
-
-// decodeRecord parses a stored record back into the write it describes and its batch
-// type (LoggedBatch when not recorded).
+func frame(payload []byte) []byte            { return core.Frame(payload) }
+func encodeValue(v any) (outboxValue, error) { return gocqlDriver.EncodeValue(v) }
+func decodeValue(v outboxValue) (any, error) { return gocqlDriver.DecodeValue(v) }
 func decodeRecord(payload []byte) (*retry.OutcomeUnknownError, gocql.BatchType, error) {
-	var r outboxRecord
-	if err := json.Unmarshal(payload, &r); err != nil {
-		return nil, 0, fmt.Errorf("outbox: bad record: %w", err)
-	}
-	typ := gocql.LoggedBatch
-	switch r.Type {
-	case "", "logged":
-	case "unlogged":
-		typ = gocql.UnloggedBatch
-	case "counter":
-		typ = gocql.CounterBatch
-	default:
-		return nil, 0, fmt.Errorf("outbox: unknown batch type %q", r.Type)
-	}
-	e := &retry.OutcomeUnknownError{Batch: r.Batch, Timestamp: r.Timestamp, Idempotent: true}
-	if r.Batch {
-		e.BatchType = typ
-	}
-	if r.Err != "" {
-		e.Err = errors.New(r.Err)
-	}
-	for _, s := range r.Statements {
-		st := retry.Statement{CQL: s.CQL}
-		for _, v := range s.Values {
-			dv, err := decodeValue(v)
-			if err != nil {
-				return nil, 0, err
-			}
-			st.Values = append(st.Values, dv)
-		}
-		e.Statements = append(e.Statements, st)
-	}
-	return e, typ, nil
+	return gocqlDriver.DecodeRecord(payload)
 }
-
-// scanRecords reads the framed records of r, which holds size bytes. It returns them
-// with the offset just past the last intact one, and whether what follows it (if
-// anything) looks like a torn tail — a record cut short or zero-filled by a crash in
-// the middle of an append — rather than damage followed by intact data.
-// It reads only the framing and checksums; payloads are decoded by decodeRecord.
-func scanRecords(r io.Reader, size int64) (recs []rawRecord, good int64, torn bool, err error) {
-	br := bufio.NewReader(r)
-	var hdr [recordHeader]byte
-	for {
-		rest := size - good
-		if rest == 0 {
-			return recs, good, true, nil
-		}
-		if rest < recordHeader {
-			return recs, good, true, nil
-		}
-		if _, err := io.ReadFull(br, hdr[:]); err != nil {
-			return nil, 0, false, err
-		}
-		n := int64(binary.BigEndian.Uint32(hdr[0:4]))
-		if n > maxRecord {
-			return recs, good, false, nil // Append never writes one: damage, not a torn append
-		}
-		if recordHeader+n > rest {
-			return recs, good, true, nil // an append cut short
-		}
-		payload := make([]byte, n)
-		if _, err := io.ReadFull(br, payload); err != nil {
-			return nil, 0, false, err
-		}
-		if crc32.Checksum(payload, castagnoli) != binary.BigEndian.Uint32(hdr[4:8]) || n == 0 {
-			// The last record in the file, or zeros to the end: a torn append.
-			torn := recordHeader+n == rest || (isZero(hdr[:]) && isZero(payload) && restZero(br))
-			return recs, good, torn, nil
-		}
-		recs = append(recs, rawRecord{payload: payload})
-		good += recordHeader + n
-	}
+func replayable(e *retry.OutcomeUnknownError, typ gocql.BatchType) error {
+	return gocqlDriver.Replayable(e, typ)
 }
-
-func isZero(b []byte) bool { return len(bytes.Trim(b, "\x00")) == 0 }
-
-func restZero(r io.Reader) bool {
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := r.Read(buf)
-		if !isZero(buf[:n]) {
-			return false
-		}
-		if err != nil {
-			return errors.Is(err, io.EOF)
-		}
-	}
+func scanRecords(r io.Reader, size int64) ([]rawRecord, int64, bool, error) {
+	return core.ScanRecords(r, size)
 }

@@ -8,40 +8,19 @@ import (
 
 	"github.com/gocql/gocql"
 
+	core "github.com/cqlsafe/cqlsafe/internal/core/outbox"
 	"github.com/cqlsafe/cqlsafe/retry"
 )
 
 // ReplayReport says what one Replay did with the records it read.
-type ReplayReport struct {
-	Applied int // sent and applied, then removed (Replay's count)
-	Expired int // removed unsent: every write in them had a TTL that ran out since the first attempt
-	Kept    int // left in the outbox: refused, failed, or not reached
-
-	// Of Applied: sent with TTLs shortened by the time since the first attempt.
-	Shortened int
-	// Of Applied: sent with a TTL as recorded, which may outlive the first attempt's:
-	// the record's timestamp is in the future, or a statement's TTL could not be read.
-	TTLAsRecorded int
-}
+type ReplayReport = core.ReplayReport
 
 // ReplayOption configures one Replay. An invalid value is an error from Replay, before
 // anything is sent.
-type ReplayOption func(*replayConfig) error
-
-type replayConfig struct {
-	report *ReplayReport
-}
+type ReplayOption = core.ReplayOption
 
 // ReportTo makes Replay fill in *r (when it returns, whatever the error).
-func ReportTo(r *ReplayReport) ReplayOption {
-	return func(c *replayConfig) error {
-		if r == nil {
-			return errors.New("outbox: ReportTo(nil)")
-		}
-		c.report = r
-		return nil
-	}
-}
+func ReportTo(r *ReplayReport) ReplayOption { return core.ReportTo(r) }
 
 // Replay re-applies the recorded writes, oldest first, each with its original timestamp
 // and batch type, through p's retries (a nil p is retry.NewPolicy()), and removes the ones
@@ -64,17 +43,9 @@ func ReportTo(r *ReplayReport) ReplayOption {
 // Records do not store a keyspace: statements that name none run in s's keyspace, so
 // replay with a session on the keyspace the writes were made in.
 func (o *Outbox) Replay(ctx context.Context, s *gocql.Session, p *retry.Policy, opts ...ReplayOption) (int, error) {
-	var cfg replayConfig
-	for _, opt := range opts {
-		if opt == nil {
-			continue
-		}
-		if err := opt(&cfg); err != nil {
-			return 0, err
-		}
-	}
-	if cfg.report != nil {
-		*cfg.report = ReplayReport{}
+	report, err := core.ReplayOptions(opts)
+	if err != nil {
+		return 0, err
 	}
 	if s == nil {
 		return 0, errors.New("outbox: replay: nil session")
@@ -96,7 +67,7 @@ func (o *Outbox) Replay(ctx context.Context, s *gocql.Session, p *retry.Policy, 
 	ks := q.Keyspace() // where statements that name no keyspace run
 	q.Release()
 	defaults := map[[2]string]int{} // default_time_to_live by keyspace and table, read once per Replay
-	return o.replay(ctx, cfg.report, func(ctx context.Context, e *retry.OutcomeUnknownError, typ gocql.BatchType) (ttlNote, error) {
+	return o.replay(ctx, report, func(ctx context.Context, e *retry.OutcomeUnknownError, typ gocql.BatchType) (ttlNote, error) {
 		tableTTL := func(ks, table string) (int, error) {
 			key := [2]string{ks, table}
 			if d, ok := defaults[key]; ok {
@@ -148,142 +119,36 @@ func readDefaultTTL(ctx context.Context, s *gocql.Session, ks, table string) (in
 	return d, nil
 }
 
-// ttlNote says what a replay did with a record's TTLs.
-type ttlNote int
-
-const (
-	ttlNoTTL      ttlNote = iota // no TTL in it, or TTLs of 0
-	ttlShortened                 // sent with TTLs shortened (or expired statements left out)
-	ttlAsRecorded                // sent with a TTL as recorded: future timestamp, or unreadable TTL
-	ttlExpired                   // every write in it had run out of TTL: not sent
+// The core's names, as this package's tests use them.
+type (
+	ttlNote   = core.TTLNote
+	applyFunc = core.ApplyFunc[gocql.BatchType]
 )
 
-// replayTTL returns the statements of e to send at now (µs since the epoch) so that
-// their cells expire when the first attempt's would have: each TTL less the whole
-// seconds since e.Timestamp, rounded up. Statements whose TTL ran out are left out; if
-// none is left the record is ttlExpired.
-func replayTTL(e *retry.OutcomeUnknownError, now int64, ks string, tableTTL func(ks, table string) (int, error)) ([]retry.Statement, ttlNote, error) {
-	elapsed, ok := elapsedSeconds(e.Timestamp, now)
-	if !ok {
-		// A timestamp ahead of this clock tells nothing about when the write was first
-		// sent: send it as recorded, noting whether that keeps a TTL.
-		for _, st := range e.Statements {
-			r, err := shortenTTL(st.CQL, st.Values, ks, 0, tableTTL)
-			if err != nil {
-				return nil, 0, err
-			}
-			if r.changed || r.unknown {
-				return e.Statements, ttlAsRecorded, nil
-			}
-		}
-		return e.Statements, ttlNoTTL, nil
-	}
-	note := ttlNoTTL
-	var out []retry.Statement
-	for _, st := range e.Statements {
-		r, err := shortenTTL(st.CQL, st.Values, ks, elapsed, tableTTL)
-		if err != nil {
-			return nil, 0, err
-		}
-		switch {
-		case r.expired:
-			note = max(note, ttlShortened)
-			continue
-		case r.unknown:
-			note = ttlAsRecorded
-		case r.changed:
-			note = max(note, ttlShortened)
-		}
-		out = append(out, retry.Statement{CQL: r.cql, Values: r.values})
-	}
-	if len(out) == 0 {
-		return nil, ttlExpired, nil
-	}
-	return out, note, nil
-}
-
-// applyFunc sends one record and says what it did with its TTLs. It returns an error
-// matching retry.ErrNotIdempotent, without sending anything, for a record it refuses,
-// and ttlExpired, without sending anything, for one whose TTLs all ran out.
-type applyFunc func(ctx context.Context, e *retry.OutcomeUnknownError, typ gocql.BatchType) (ttlNote, error)
+const (
+	ttlNoTTL      = core.TTLNone
+	ttlShortened  = core.TTLShortened
+	ttlAsRecorded = core.TTLAsRecorded
+	ttlExpired    = core.TTLExpired
+)
 
 func (o *Outbox) replay(ctx context.Context, rep *ReplayReport, apply applyFunc) (int, error) {
-	if rep == nil {
-		rep = new(ReplayReport)
-	}
-	o.replayMu.Lock()
-	defer o.replayMu.Unlock()
-	recs, end, err := o.snapshot()
-	if err != nil {
-		return 0, err
-	}
-	var errs []error
-	var keep []rawRecord
-	done := 0 // applied or expired: removed
-	for i, r := range recs {
-		fail := func(err error) {
-			errs = append(errs, fmt.Errorf("outbox: replay %d of %d: %w", i+1, len(recs), err))
-		}
-		if err := ctx.Err(); err != nil {
-			fail(err)
-			keep = append(keep, recs[i:]...)
-			break
-		}
-		e, typ, err := decodeRecord(r.payload)
-		if err == nil {
-			err = replayable(e, typ)
-		}
-		var note ttlNote
-		if err == nil {
-			note, err = apply(ctx, e, typ)
-			if err != nil && !errors.Is(err, retry.ErrNotIdempotent) {
-				fail(err)
-				keep = append(keep, recs[i:]...)
-				break
-			}
-		}
-		if err != nil {
-			fail(err)
-			keep = append(keep, r)
-			continue
-		}
-		done++
-		switch note {
-		case ttlExpired:
-			rep.Expired++
-			continue
-		case ttlShortened:
-			rep.Shortened++
-		case ttlAsRecorded:
-			rep.TTLAsRecorded++
-		}
-		rep.Applied++
-	}
-	rep.Kept = len(keep)
-	if done > 0 {
-		if err := o.rewrite(keep, end); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return rep.Applied, errors.Join(errs...)
+	return o.Outbox.Replay(ctx, rep, apply)
 }
 
-// replayable refuses a record that must not be sent again (Append stores none, Replay
-// sends none).
-func replayable(e *retry.OutcomeUnknownError, typ gocql.BatchType) error {
-	if len(e.Statements) == 0 || (!e.Batch && len(e.Statements) != 1) {
-		return fmt.Errorf("outbox: record with %d statement(s) (batch %v)", len(e.Statements), e.Batch)
-	}
-	if e.Batch && typ == gocql.CounterBatch {
-		return fmt.Errorf("%w: COUNTER batch", retry.ErrNotIdempotent)
-	}
-	if _, ok := batchTypeName[typ]; e.Batch && !ok {
-		return fmt.Errorf("outbox: unknown batch type %d", typ)
-	}
-	// Without its original timestamp a replay would be stamped anew and could
-	// overwrite a newer write.
-	if e.Timestamp == 0 {
-		return errors.New("outbox: record without a pinned timestamp")
-	}
-	return nil
+func replayTTL(e *retry.OutcomeUnknownError, now int64, ks string, tableTTL func(ks, table string) (int, error)) ([]retry.Statement, ttlNote, error) {
+	return core.ReplayTTL(e, gocql.UnsetValue, now, ks, tableTTL)
 }
+
+type ttlResult struct {
+	cql                       string
+	values                    []any
+	expired, changed, unknown bool
+}
+
+func shortenTTL(cql string, values []any, ks string, elapsed int64, tableTTL func(ks, table string) (int, error)) (ttlResult, error) {
+	r, err := core.ShortenTTL(cql, values, gocql.UnsetValue, ks, elapsed, tableTTL)
+	return ttlResult{cql: r.CQL, values: r.Values, expired: r.Expired, changed: r.Changed, unknown: r.Unknown}, err
+}
+
+func elapsedSeconds(ts, now int64) (int64, bool) { return core.ElapsedSeconds(ts, now) }

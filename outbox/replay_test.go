@@ -180,7 +180,7 @@ func TestOutboxReplayRefuses(t *testing.T) {
 	if n != 1 || !reflect.DeepEqual(sent, []int64{4}) || !errors.Is(err, retry.ErrNotIdempotent) {
 		t.Fatalf("replay = %d, sent %v, %v; want only record 4 sent and retry.ErrNotIdempotent", n, sent, err)
 	}
-	recs, _, err := o.snapshot()
+	recs, _, err := o.Snapshot()
 	if err != nil || len(recs) != 4 {
 		t.Fatalf("%d records kept, %v; want the 4 refused", len(recs), err)
 	}

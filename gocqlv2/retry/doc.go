@@ -30,7 +30,8 @@
 // Do runs multi-statement work, re-running its function with the steps that succeeded
 // skipped and the failed one re-sent at its first timestamp (see Do).
 //
-// Not in this package yet (issue #26; docs/drivers.md has the plan): WithHedging, WithOutbox's file-backed outbox (WithOutbox takes any Recorder), and the
-// packages built on retry (overwrite, eventlog, tombstone, keymigrate, settle, outbox,
-// otel).
+// Beside this package, for the v2 driver: eventlog and outbox (gocqlv2/eventlog,
+// gocqlv2/outbox), with the same file format as the v1.7 outbox. Not on v2 yet (issue
+// #26; docs/drivers.md has the plan): WithHedging, and the packages overwrite,
+// tombstone, keymigrate, settle and otel.
 package retry

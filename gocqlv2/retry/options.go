@@ -27,8 +27,8 @@ func defaults() config { return config{Config: engine.Defaults()} }
 func set(o engine.Option) Option { return func(c *config) error { return o(&c.Config) } }
 
 // Recorder keeps writes whose outcome stayed unknown, to be re-applied later with their
-// original timestamps (the gocql v1.7 module's package outbox has a file-backed one; not
-// yet for v2). The Policy hands it only
+// original timestamps (package github.com/cqlsafe/cqlsafe/gocqlv2/outbox has a
+// file-backed one). The Policy hands it only
 // repeatable writes.
 type Recorder interface {
 	Append(*OutcomeUnknownError) error
@@ -64,7 +64,7 @@ func WithLogger(l *slog.Logger) Option { return set(engine.WithLogger(l)) }
 func WithSchema(s Schema) Option { return set(engine.WithSchema(s)) }
 
 // WithOutbox appends writes whose outcome stayed unknown (repeatable ones only) to r, so
-// they can be replayed later with their original timestamps. nil
+// they can be replayed later with their original timestamps (see package outbox). nil
 // removes it.
 func WithOutbox(r Recorder) Option {
 	return func(c *config) error {

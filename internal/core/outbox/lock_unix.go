@@ -10,8 +10,8 @@ import (
 	"syscall"
 )
 
-// outboxLocks says Open locks the file against other processes.
-const outboxLocks = true
+// OutboxLocks says Open locks the file against other processes.
+const OutboxLocks = true
 
 // lockOutbox takes an exclusive flock on the file at path (created if need be). The lock
 // lives on a file of its own because Replay replaces the outbox file by rename, which

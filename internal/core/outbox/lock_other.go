@@ -4,8 +4,8 @@ package outbox
 
 import "io"
 
-// outboxLocks says Open locks the file against other processes.
-const outboxLocks = false
+// OutboxLocks says Open locks the file against other processes.
+const OutboxLocks = false
 
 // lockOutbox: no flock on this platform; the caller must ensure a single Outbox per file.
 func lockOutbox(string) (io.Closer, error) { return nopCloser{}, nil }

@@ -13,14 +13,11 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/gocql/gocql"
-	"gopkg.in/inf.v0"
 )
 
-// maxDepth bounds how deeply collections nest in a stored value (a list of maps of
+// MaxDepth bounds how deeply collections nest in a stored value (a list of maps of
 // lists …): deeper is ErrValue on Append, and damage on decode.
-const maxDepth = 16
+const MaxDepth = 16
 
 // encodeValue stores a bound value so that decodeValue gives back one gocql marshals to
 // the same bytes for every column type that accepted the original:
@@ -43,103 +40,104 @@ const maxDepth = 16
 // struct, a named scalar type, a value with its own MarshalCQL, a map keyed by a slice
 // or pointer, a channel — is
 // ErrValue: the outbox does not know what bytes it becomes.
-func encodeValue(v any) (outboxValue, error) { return encodeDepth(v, 0) }
+func (vs *Values) EncodeValue(v any) (Value, error) { return vs.encodeDepth(v, 0) }
 
-func encodeDepth(v any, depth int) (outboxValue, error) {
-	if depth >= maxDepth {
-		return outboxValue{}, fmt.Errorf("%w: nested more than %d deep", ErrValue, maxDepth)
+// Values is what the outbox needs of a driver's value types: its UNSET marker, the
+// storing of its own types (its UUID, its Duration, its Marshalers: ok false for any
+// other value), and their decoding.
+type Values struct {
+	Unset    any
+	Own      func(v any) (stored Value, ok bool, err error)
+	UUID     func(s string) (any, error)
+	Duration func(months, days int32, ns int64) any
+	Decimal  func(unscaled *big.Int, scale int32) any
+}
+
+func (vs *Values) encodeDepth(v any, depth int) (Value, error) {
+	if depth >= MaxDepth {
+		return Value{}, fmt.Errorf("%w: nested more than %d deep", ErrValue, MaxDepth)
 	}
-	if v == any(gocql.UnsetValue) {
-		return outboxValue{T: "unset"}, nil
+	if v == vs.Unset {
+		return Value{T: "unset"}, nil
 	}
 	if depth > 0 {
-		if rv := reflect.ValueOf(v); v == nil || v == any(gocql.UnsetValue) || (nilable(rv.Kind()) && rv.IsNil()) {
-			return outboxValue{}, fmt.Errorf("%w: a nil or UNSET inside a collection or tuple", ErrValue)
+		if rv := reflect.ValueOf(v); v == nil || v == vs.Unset || (nilable(rv.Kind()) && rv.IsNil()) {
+			return Value{}, fmt.Errorf("%w: a nil or UNSET inside a collection or tuple", ErrValue)
 		}
 	}
 	switch x := v.(type) {
 	case nil:
-		return outboxValue{T: "null"}, nil
+		return Value{T: "null"}, nil
 	case bool:
 		if x {
-			return outboxValue{T: "bool", V: "1"}, nil
+			return Value{T: "bool", V: "1"}, nil
 		}
-		return outboxValue{T: "bool", V: "0"}, nil
+		return Value{T: "bool", V: "0"}, nil
 	case string:
 		if !utf8.ValidString(x) {
 			// JSON would replace the invalid bytes: keep them in base64.
-			return outboxValue{T: "string64", V: base64.StdEncoding.EncodeToString([]byte(x))}, nil
+			return Value{T: "string64", V: base64.StdEncoding.EncodeToString([]byte(x))}, nil
 		}
-		return outboxValue{T: "string", V: x}, nil
+		return Value{T: "string", V: x}, nil
 	case []byte:
 		if x == nil {
-			return outboxValue{T: "nilbytes"}, nil
+			return Value{T: "nilbytes"}, nil
 		}
-		return outboxValue{T: "bytes", V: base64.StdEncoding.EncodeToString(x)}, nil
+		return Value{T: "bytes", V: base64.StdEncoding.EncodeToString(x)}, nil
 	case uint:
-		return outboxValue{T: "uint", V: strconv.FormatUint(uint64(x), 10)}, nil
+		return Value{T: "uint", V: strconv.FormatUint(uint64(x), 10)}, nil
 	case int:
-		return outboxValue{T: "int", V: strconv.FormatInt(int64(x), 10)}, nil
+		return Value{T: "int", V: strconv.FormatInt(int64(x), 10)}, nil
 	case int8:
-		return outboxValue{T: "int8", V: strconv.FormatInt(int64(x), 10)}, nil
+		return Value{T: "int8", V: strconv.FormatInt(int64(x), 10)}, nil
 	case int16:
-		return outboxValue{T: "int16", V: strconv.FormatInt(int64(x), 10)}, nil
+		return Value{T: "int16", V: strconv.FormatInt(int64(x), 10)}, nil
 	case int32:
-		return outboxValue{T: "int32", V: strconv.FormatInt(int64(x), 10)}, nil
+		return Value{T: "int32", V: strconv.FormatInt(int64(x), 10)}, nil
 	case int64:
-		return outboxValue{T: "int64", V: strconv.FormatInt(x, 10)}, nil
+		return Value{T: "int64", V: strconv.FormatInt(x, 10)}, nil
 	case uint8:
-		return outboxValue{T: "uint8", V: strconv.FormatUint(uint64(x), 10)}, nil
+		return Value{T: "uint8", V: strconv.FormatUint(uint64(x), 10)}, nil
 	case uint16:
-		return outboxValue{T: "uint16", V: strconv.FormatUint(uint64(x), 10)}, nil
+		return Value{T: "uint16", V: strconv.FormatUint(uint64(x), 10)}, nil
 	case uint32:
-		return outboxValue{T: "uint32", V: strconv.FormatUint(uint64(x), 10)}, nil
+		return Value{T: "uint32", V: strconv.FormatUint(uint64(x), 10)}, nil
 	case uint64:
-		return outboxValue{T: "uint64", V: strconv.FormatUint(x, 10)}, nil
+		return Value{T: "uint64", V: strconv.FormatUint(x, 10)}, nil
 	case float32:
-		return outboxValue{T: "float32", V: strconv.FormatUint(uint64(math.Float32bits(x)), 10)}, nil
+		return Value{T: "float32", V: strconv.FormatUint(uint64(math.Float32bits(x)), 10)}, nil
 	case float64:
-		return outboxValue{T: "float64", V: strconv.FormatUint(math.Float64bits(x), 10)}, nil
+		return Value{T: "float64", V: strconv.FormatUint(math.Float64bits(x), 10)}, nil
 	case time.Time:
 		if y := x.UTC().Year(); y < 0 || y > 9999 {
-			return outboxValue{}, fmt.Errorf("%w: time %v is outside years 0–9999", ErrValue, x)
+			return Value{}, fmt.Errorf("%w: time %v is outside years 0–9999", ErrValue, x)
 		}
-		return outboxValue{T: "time", V: x.UTC().Format(time.RFC3339Nano)}, nil
+		return Value{T: "time", V: x.UTC().Format(time.RFC3339Nano)}, nil
 	case time.Duration:
-		return outboxValue{T: "duration", V: strconv.FormatInt(int64(x), 10)}, nil
-	case gocql.UUID:
-		return outboxValue{T: "uuid", V: x.String()}, nil
+		return Value{T: "duration", V: strconv.FormatInt(int64(x), 10)}, nil
 	case [16]byte:
-		return outboxValue{T: "uuid", V: gocql.UUID(x).String()}, nil
-	case gocql.Duration:
-		return outboxValue{T: "cqlduration", V: fmt.Sprintf("%d,%d,%d", x.Months, x.Days, x.Nanoseconds)}, nil
+		return Value{T: "uuid", V: UUIDString(x)}, nil
 	case *big.Int:
 		if x == nil {
-			return outboxValue{T: "null"}, nil
+			return Value{T: "null"}, nil
 		}
-		return outboxValue{T: "varint", V: x.String()}, nil
-	case *inf.Dec:
-		if x == nil {
-			return outboxValue{T: "null"}, nil
-		}
-		if x.Scale() == math.MinInt32 {
-			return outboxValue{}, fmt.Errorf("%w: decimal scale %d", ErrValue, x.Scale())
-		}
-		return outboxValue{T: "decimal", V: x.UnscaledBig().String() + "e" + strconv.FormatInt(-int64(x.Scale()), 10)}, nil
+		return Value{T: "varint", V: x.String()}, nil
 	case net.IP:
 		if x == nil {
-			return outboxValue{T: "nilptr"}, nil
+			return Value{T: "nilptr"}, nil
 		}
 		if len(x) != net.IPv4len && len(x) != net.IPv6len {
-			return outboxValue{}, fmt.Errorf("%w: an IP of %d bytes", ErrValue, len(x))
+			return Value{}, fmt.Errorf("%w: an IP of %d bytes", ErrValue, len(x))
 		}
 		// Its bytes as given: 4 or 16 (an IPv4 in 16 bytes is 16 bytes to a blob column).
-		return outboxValue{T: "inet", V: base64.StdEncoding.EncodeToString(x)}, nil
-	case gocql.Marshaler:
-		// Its own bytes, which the outbox cannot know without the column's type.
-		return outboxValue{}, fmt.Errorf("%w of type %T (it marshals itself)", ErrValue, v)
+		return Value{T: "inet", V: base64.StdEncoding.EncodeToString(x)}, nil
 	}
-	return encodeReflect(v, depth)
+	// The driver's own types: its UUID and Duration; a Marshaler's own bytes, which the
+	// outbox cannot know without the column's type, are ErrValue.
+	if ov, ok, err := vs.Own(v); ok {
+		return ov, err
+	}
+	return vs.encodeReflect(v, depth)
 }
 
 // nilable reports whether a value of kind k can be nil.
@@ -153,37 +151,37 @@ func nilable(k reflect.Kind) bool {
 
 // encodeReflect stores pointers, slices, arrays and maps, which gocql marshals by
 // reflection; every other kind reaching here is a named or unknown type: ErrValue.
-func encodeReflect(v any, depth int) (outboxValue, error) {
+func (vs *Values) encodeReflect(v any, depth int) (Value, error) {
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
 	case reflect.Pointer:
 		if rv.IsNil() {
 			// gocql.Marshal sends NULL for any nil pointer before it looks at the type.
-			return outboxValue{T: "nilptr"}, nil
+			return Value{T: "nilptr"}, nil
 		}
-		if rv.Elem().Interface() == any(gocql.UnsetValue) {
-			return outboxValue{T: "null"}, nil // UNSET is seen only by its type: behind a pointer it is NULL
+		if rv.Elem().Interface() == vs.Unset {
+			return Value{T: "null"}, nil // UNSET is seen only by its type: behind a pointer it is NULL
 		}
-		return encodeDepth(rv.Elem().Interface(), depth+1)
+		return vs.encodeDepth(rv.Elem().Interface(), depth+1)
 	case reflect.Slice, reflect.Array:
 		if rv.Kind() == reflect.Slice && rv.IsNil() {
 			// Only at the top (encodeDepth refuses nils deeper), where gocql sends NULL
 			// for a nil list, set or byte slice; a tuple needs its elements.
-			return outboxValue{T: "nilptr"}, nil
+			return Value{T: "nilptr"}, nil
 		}
 		if rv.Type().Elem().Kind() == reflect.Uint8 {
 			// gocql marshals a []byte-like slice (json.RawMessage) as bytes; anything else
 			// of bytes ([4]byte, []octet, a byte type with its own MarshalCQL) is refused.
 			if rv.Kind() == reflect.Slice && rv.Type().Elem() == reflect.TypeOf(byte(0)) {
-				return encodeDepth(rv.Bytes(), depth)
+				return vs.encodeDepth(rv.Bytes(), depth)
 			}
-			return outboxValue{}, fmt.Errorf("%w of type %T", ErrValue, v)
+			return Value{}, fmt.Errorf("%w of type %T", ErrValue, v)
 		}
-		out := outboxValue{T: "list", L: make([]outboxValue, rv.Len())}
+		out := Value{T: "list", L: make([]Value, rv.Len())}
 		for i := range rv.Len() {
-			e, err := encodeDepth(rv.Index(i).Interface(), depth+1)
+			e, err := vs.encodeDepth(rv.Index(i).Interface(), depth+1)
 			if err != nil {
-				return outboxValue{}, err
+				return Value{}, err
 			}
 			out.L[i] = e
 		}
@@ -193,35 +191,35 @@ func encodeReflect(v any, depth int) (outboxValue, error) {
 			// Only at the top: gocql sends NULL for a nil map into a map column, and a UDT
 			// of null fields for a nil map[string]any into a UDT column.
 			if rv.Type().Key().Kind() == reflect.String {
-				return outboxValue{T: "nilmap", V: "s"}, nil
+				return Value{T: "nilmap", V: "s"}, nil
 			}
-			return outboxValue{T: "nilmap"}, nil
+			return Value{T: "nilmap"}, nil
 		}
-		out := outboxValue{T: "map"}
+		out := Value{T: "map"}
 		it := rv.MapRange()
 		for it.Next() {
 			if it.Key().Kind() == reflect.Pointer || it.Key().Kind() == reflect.Interface && it.Key().Elem().Kind() == reflect.Pointer {
-				return outboxValue{}, fmt.Errorf("%w: a map keyed by pointers", ErrValue)
+				return Value{}, fmt.Errorf("%w: a map keyed by pointers", ErrValue)
 			}
-			k, err := encodeDepth(it.Key().Interface(), depth+1)
+			k, err := vs.encodeDepth(it.Key().Interface(), depth+1)
 			if err != nil {
-				return outboxValue{}, err
+				return Value{}, err
 			}
 			if !scalarKey(k.T) {
-				return outboxValue{}, fmt.Errorf("%w: a map keyed by %T", ErrValue, it.Key().Interface())
+				return Value{}, fmt.Errorf("%w: a map keyed by %T", ErrValue, it.Key().Interface())
 			}
-			e, err := encodeDepth(it.Value().Interface(), depth+1)
+			e, err := vs.encodeDepth(it.Value().Interface(), depth+1)
 			if err != nil {
-				return outboxValue{}, err
+				return Value{}, err
 			}
 			out.K, out.L = append(out.K, k), append(out.L, e)
 		}
 		if err := sortEntries(&out); err != nil {
-			return outboxValue{}, fmt.Errorf("%w: %v", ErrValue, err)
+			return Value{}, fmt.Errorf("%w: %v", ErrValue, err)
 		}
 		return out, nil
 	}
-	return outboxValue{}, fmt.Errorf("%w of type %T", ErrValue, v)
+	return Value{}, fmt.Errorf("%w of type %T", ErrValue, v)
 }
 
 // scalarKey reports whether a stored type may be a map key: decoded, it is a comparable
@@ -237,7 +235,7 @@ func scalarKey(t string) bool {
 // sortEntries puts a map's entries in key order, so that one map is always stored alike,
 // and refuses two keys stored alike (a time in two zones, NaN twice): gocql would send
 // both, a decoded map holds one.
-func sortEntries(m *outboxValue) error {
+func sortEntries(m *Value) error {
 	idx := make([]int, len(m.K))
 	for i := range idx {
 		idx[i] = i
@@ -246,7 +244,7 @@ func sortEntries(m *outboxValue) error {
 		ka, kb := m.K[idx[a]], m.K[idx[b]]
 		return ka.T < kb.T || (ka.T == kb.T && ka.V < kb.V)
 	})
-	k2, l2 := make([]outboxValue, len(idx)), make([]outboxValue, len(idx))
+	k2, l2 := make([]Value, len(idx)), make([]Value, len(idx))
 	for i, j := range idx {
 		k2[i], l2[i] = m.K[j], m.L[j]
 		if i > 0 && k2[i].T == k2[i-1].T && k2[i].V == k2[i-1].V {
@@ -259,11 +257,11 @@ func sortEntries(m *outboxValue) error {
 
 // decodeValue is strict: a value out of its type's range or with trailing text is an
 // error, never silently wrapped or cut.
-func decodeValue(v outboxValue) (any, error) { return decodeDepth(v, 0) }
+func (vs *Values) DecodeValue(v Value) (any, error) { return vs.decodeDepth(v, 0) }
 
-func decodeDepth(v outboxValue, depth int) (any, error) {
-	if depth >= maxDepth {
-		return nil, fmt.Errorf("outbox: a value nested more than %d deep", maxDepth)
+func (vs *Values) decodeDepth(v Value, depth int) (any, error) {
+	if depth >= MaxDepth {
+		return nil, fmt.Errorf("outbox: a value nested more than %d deep", MaxDepth)
 	}
 	if (len(v.K) > 0 && v.T != "map") || (len(v.L) > 0 && v.T != "map" && v.T != "list") {
 		return nil, fmt.Errorf("outbox: a %s value with elements", v.T)
@@ -280,7 +278,7 @@ func decodeDepth(v outboxValue, depth int) (any, error) {
 	case "null":
 		return nil, nil
 	case "unset":
-		return gocql.UnsetValue, nil
+		return vs.Unset, nil
 	case "bool":
 		if v.V != "0" && v.V != "1" {
 			err = errors.New("not 0 or 1")
@@ -351,9 +349,13 @@ func decodeDepth(v outboxValue, depth int) (any, error) {
 		i, err = parseI(64)
 		out = time.Duration(i)
 	case "uuid":
-		out, err = gocql.ParseUUID(v.V)
+		out, err = vs.UUID(v.V)
 	case "cqlduration":
-		out, err = decodeCQLDuration(v.V)
+		var mo, d int32
+		var ns int64
+		if mo, d, ns, err = decodeCQLDuration(v.V); err == nil {
+			out = vs.Duration(mo, d, ns)
+		}
 	case "varint":
 		n, ok := new(big.Int).SetString(v.V, 10)
 		if !ok {
@@ -361,7 +363,11 @@ func decodeDepth(v outboxValue, depth int) (any, error) {
 		}
 		out = n
 	case "decimal":
-		out, err = decodeDecimal(v.V)
+		var unscaled *big.Int
+		var scale int32
+		if unscaled, scale, err = decodeDecimal(v.V); err == nil {
+			out = vs.Decimal(unscaled, scale)
+		}
 	case "inet":
 		var b []byte
 		b, err = base64.StdEncoding.DecodeString(v.V)
@@ -375,13 +381,13 @@ func decodeDepth(v outboxValue, depth int) (any, error) {
 			if !inCollection(e.T) {
 				return nil, fmt.Errorf("outbox: a %s inside a list", e.T)
 			}
-			if l[i], err = decodeDepth(e, depth+1); err != nil {
+			if l[i], err = vs.decodeDepth(e, depth+1); err != nil {
 				return nil, err
 			}
 		}
 		return l, nil
 	case "map":
-		return decodeMap(v, depth)
+		return vs.decodeMap(v, depth)
 	default:
 		return nil, fmt.Errorf("outbox: unknown value type %q", v.T)
 	}
@@ -402,11 +408,11 @@ func inCollection(t string) bool {
 
 // decodeMap gives map[string]any when every key is a string, else map[any]any. Keys are
 // what Append stores: scalars, none stored alike.
-func decodeMap(v outboxValue, depth int) (any, error) {
+func (vs *Values) decodeMap(v Value, depth int) (any, error) {
 	if len(v.K) != len(v.L) {
 		return nil, fmt.Errorf("outbox: a map of %d keys and %d values", len(v.K), len(v.L))
 	}
-	canon := outboxValue{K: make([]outboxValue, len(v.K)), L: v.L}
+	canon := Value{K: make([]Value, len(v.K)), L: v.L}
 	keys, vals := make([]any, len(v.K)), make([]any, len(v.L))
 	strKeys := true
 	for i := range v.K {
@@ -414,13 +420,13 @@ func decodeMap(v outboxValue, depth int) (any, error) {
 			return nil, fmt.Errorf("outbox: a map entry of types %q, %q", v.K[i].T, v.L[i].T)
 		}
 		var err error
-		if keys[i], err = decodeDepth(v.K[i], depth+1); err != nil {
+		if keys[i], err = vs.decodeDepth(v.K[i], depth+1); err != nil {
 			return nil, err
 		}
-		if vals[i], err = decodeDepth(v.L[i], depth+1); err != nil {
+		if vals[i], err = vs.decodeDepth(v.L[i], depth+1); err != nil {
 			return nil, err
 		}
-		if canon.K[i], err = encodeDepth(keys[i], depth+1); err != nil {
+		if canon.K[i], err = vs.encodeDepth(keys[i], depth+1); err != nil {
 			return nil, err
 		}
 		_, isStr := keys[i].(string)
@@ -443,33 +449,60 @@ func decodeMap(v outboxValue, depth int) (any, error) {
 	return m, nil
 }
 
-func decodeCQLDuration(s string) (gocql.Duration, error) {
+// Decimal stores a decimal of unscaled value and scale (for Values.Own: an *inf.Dec,
+// nil a NULL).
+func Decimal(unscaled *big.Int, scale int32, null bool) (Value, error) {
+	if null {
+		return Value{T: "null"}, nil
+	}
+	if scale == math.MinInt32 {
+		return Value{}, fmt.Errorf("%w: decimal scale %d", ErrValue, scale)
+	}
+	return Value{T: "decimal", V: unscaled.String() + "e" + strconv.FormatInt(-int64(scale), 10)}, nil
+}
+
+// MarshalerError is ErrValue for a value that marshals itself (for Values.Own).
+func MarshalerError(v any) error {
+	return fmt.Errorf("%w of type %T (it marshals itself)", ErrValue, v)
+}
+
+// CQLDuration stores a CQL duration of months, days and nanoseconds (for Values.Own).
+func CQLDuration(months, days int32, ns int64) Value {
+	return Value{T: "cqlduration", V: fmt.Sprintf("%d,%d,%d", months, days, ns)}
+}
+
+// UUIDString is u in the canonical 8-4-4-4-12 hex form.
+func UUIDString(u [16]byte) string {
+	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+}
+
+func decodeCQLDuration(s string) (int32, int32, int64, error) {
 	parts := strings.Split(s, ",")
 	if len(parts) != 3 {
-		return gocql.Duration{}, errors.New("not months,days,nanoseconds")
+		return 0, 0, 0, errors.New("not months,days,nanoseconds")
 	}
 	mo, err1 := strconv.ParseInt(parts[0], 10, 32)
 	d, err2 := strconv.ParseInt(parts[1], 10, 32)
 	ns, err3 := strconv.ParseInt(parts[2], 10, 64)
 	if err := errors.Join(err1, err2, err3); err != nil {
-		return gocql.Duration{}, err
+		return 0, 0, 0, err
 	}
-	return gocql.Duration{Months: int32(mo), Days: int32(d), Nanoseconds: ns}, nil
+	return int32(mo), int32(d), ns, nil
 }
 
 // decodeDecimal reads "unscaled e exponent" (exponent = -scale).
-func decodeDecimal(s string) (*inf.Dec, error) {
+func decodeDecimal(s string) (*big.Int, int32, error) {
 	m, e, ok := strings.Cut(s, "e")
 	if !ok {
-		return nil, errors.New("not unscaled e exponent")
+		return nil, 0, errors.New("not unscaled e exponent")
 	}
 	unscaled, ok := new(big.Int).SetString(m, 10)
 	if !ok {
-		return nil, errors.New("bad unscaled value")
+		return nil, 0, errors.New("bad unscaled value")
 	}
 	exp, err := strconv.ParseInt(e, 10, 32)
 	if err != nil || exp == math.MinInt32 {
-		return nil, errors.New("bad exponent")
+		return nil, 0, errors.New("bad exponent")
 	}
-	return inf.NewDecBig(unscaled, inf.Scale(-exp)), nil
+	return unscaled, int32(-exp), nil
 }

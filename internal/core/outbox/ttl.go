@@ -4,8 +4,6 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/gocql/gocql"
-
 	"github.com/cqlsafe/cqlsafe/internal/core/cqltext"
 )
 
@@ -53,7 +51,7 @@ type ttlSite struct {
 // readTTLs finds the TTL of each write in cql. Statements that name no keyspace are in
 // ks. A statement that does not lex is one ttlUnknown site; statements that cannot
 // carry a TTL (SELECT, DDL) have none.
-func readTTLs(cql string, values []any, ks string) ([]cqltext.Token, []ttlSite) {
+func readTTLs(cql string, values []any, unset any, ks string) ([]cqltext.Token, []ttlSite) {
 	toks, err := cqltext.Lex(cql)
 	if err != nil {
 		return nil, []ttlSite{{kind: ttlUnknown}}
@@ -75,7 +73,7 @@ func readTTLs(cql string, values []any, ks string) ([]cqltext.Token, []ttlSite) 
 		return toks, []ttlSite{{kind: ttlUnknown}} // Cassandra refuses it: do not guess
 	}
 	if toks[0].Is("begin") {
-		return toks, batchTTLs(toks, binds, values, ks)
+		return toks, batchTTLs(toks, binds, values, unset, ks)
 	}
 	end := len(toks)
 	for end > 0 && toks[end-1].IsPunct(";") {
@@ -84,7 +82,7 @@ func readTTLs(cql string, values []any, ks string) ([]cqltext.Token, []ttlSite) 
 	if end == 0 {
 		return toks, nil
 	}
-	s := stmtTTL(toks[:end], binds, values, ks)
+	s := stmtTTL(toks[:end], binds, values, unset, ks)
 	if s.kind == ttlNone && !isWrite(toks[0]) {
 		return toks, nil
 	}
@@ -95,7 +93,7 @@ func isWrite(t cqltext.Token) bool { return t.Is("insert") || t.Is("update") || 
 
 // batchTTLs reads BEGIN [UNLOGGED|LOGGED] BATCH [USING TIMESTAMP n] stmt [;] … APPLY BATCH.
 // INSERT, UPDATE and DELETE are reserved words, so each top-level one starts a statement.
-func batchTTLs(toks []cqltext.Token, binds []int, values []any, ks string) []ttlSite {
+func batchTTLs(toks []cqltext.Token, binds []int, values []any, unset any, ks string) []ttlSite {
 	apply := cqltext.IndexKeyword(toks, "apply", 0)
 	if apply < 0 {
 		return []ttlSite{{kind: ttlUnknown}}
@@ -145,7 +143,7 @@ func batchTTLs(toks []cqltext.Token, binds []int, values []any, ks string) []ttl
 		if end == lo {
 			return []ttlSite{{kind: ttlUnknown}}
 		}
-		s := stmtTTL(toks[lo:end], binds[lo:end], values, ks)
+		s := stmtTTL(toks[lo:end], binds[lo:end], values, unset, ks)
 		// Token indexes are relative to the statement: make them absolute.
 		if s.tok >= 0 {
 			s.tok += lo
@@ -160,7 +158,7 @@ func batchTTLs(toks []cqltext.Token, binds []int, values []any, ks string) []ttl
 
 // stmtTTL reads the TTL of one INSERT, UPDATE or DELETE (t, without a trailing ';');
 // binds[i] is the bound value index of t[i].
-func stmtTTL(t []cqltext.Token, binds []int, values []any, ks string) ttlSite {
+func stmtTTL(t []cqltext.Token, binds []int, values []any, unset any, ks string) ttlSite {
 	unknown := ttlSite{kind: ttlUnknown, tok: -1}
 	none := ttlSite{kind: ttlNone, tok: -1}
 	var nameAt int // index of the first token of the table name
@@ -250,7 +248,7 @@ func stmtTTL(t []cqltext.Token, binds []int, values []any, ks string) ttlSite {
 	}
 	site.bind = binds[ttlTok]
 	v := values[site.bind] // readTTLs checked there is a value for every marker
-	if v == any(gocql.UnsetValue) {
+	if v == unset {
 		return site // UNSET inherits the table's default (ttlDefault, rewritten in place)
 	}
 	n, ok := ttlValue(v)
@@ -275,7 +273,7 @@ func parseTTL(s string) (int, bool) {
 	return int(n), err == nil
 }
 
-// ttlValue reads a bound TTL of a type gocql marshals to a CQL int.
+// ttlValue reads a bound TTL of a type the drivers marshal to a CQL int.
 func ttlValue(v any) (int, bool) {
 	var n int64
 	switch x := v.(type) {
@@ -338,24 +336,25 @@ func asType(like any, n int) any {
 	return n
 }
 
-// ttlResult is a statement rewritten for a replay.
-type ttlResult struct {
-	cql     string
-	values  []any
-	expired bool // every write in it had a TTL that ran out: send nothing
-	changed bool // a TTL was shortened, or an expired write cut out
-	unknown bool // a TTL could not be read: that part is sent as recorded
+// TTLResult is a statement rewritten for a replay.
+// TTLResult is one statement as a replay sends it (ShortenTTL).
+type TTLResult struct {
+	CQL     string
+	Values  []any
+	Expired bool // every write in it had a TTL that ran out: send nothing
+	Changed bool // a TTL was shortened, or an expired write cut out
+	Unknown bool // a TTL could not be read: that part is sent as recorded
 }
 
-// shortenTTL rewrites one statement so each TTL is what remains of it elapsed seconds
+// ShortenTTL rewrites one statement so each TTL is what remains of it elapsed seconds
 // after the first attempt. tableTTL returns a table's default_time_to_live; it is asked
 // only for writes that give no TTL. A write whose TTL ran out is expired: a single
 // statement then is, and one inside a BEGIN BATCH text is cut out with its bound values
 // (the text is expired when all its writes are). Bound values are copied, never changed
 // in place.
-func shortenTTL(cql string, values []any, ks string, elapsed int64, tableTTL func(ks, table string) (int, error)) (ttlResult, error) {
-	res := ttlResult{cql: cql, values: values}
-	toks, sites := readTTLs(cql, values, ks)
+func ShortenTTL(cql string, values []any, unset any, ks string, elapsed int64, tableTTL func(ks, table string) (int, error)) (TTLResult, error) {
+	res := TTLResult{CQL: cql, Values: values}
+	toks, sites := readTTLs(cql, values, unset, ks)
 	if len(sites) == 0 {
 		return res, nil
 	}
@@ -373,13 +372,13 @@ func shortenTTL(cql string, values []any, ks string, elapsed int64, tableTTL fun
 			live++
 			continue
 		case ttlUnknown:
-			res.unknown = true
+			res.Unknown = true
 			live++
 			continue
 		case ttlDefault:
 			d, err := tableTTL(s.ks, s.table)
 			if err != nil {
-				return ttlResult{}, err
+				return TTLResult{}, err
 			}
 			if d <= 0 {
 				live++
@@ -393,14 +392,14 @@ func shortenTTL(cql string, values []any, ks string, elapsed int64, tableTTL fun
 				continue
 			}
 			edits = append(edits, edit{s.from, s.to, ""})
-			res.changed = true
+			res.Changed = true
 			for i := s.vfrom; i < s.vto; i++ {
 				drop[i] = true
 			}
 			continue
 		}
 		live++
-		res.changed = true
+		res.Changed = true
 		n := int(remaining)
 		switch {
 		case s.kind == ttlLiteral:
@@ -412,7 +411,7 @@ func shortenTTL(cql string, values []any, ks string, elapsed int64, tableTTL fun
 		}
 	}
 	if live == 0 {
-		return ttlResult{cql: cql, values: values, expired: true}, nil
+		return TTLResult{CQL: cql, Values: values, Expired: true}, nil
 	}
 	// Edits are in text order and do not overlap: apply them back to front. Each replaces
 	// whole tokens or goes between two.
@@ -421,23 +420,23 @@ func shortenTTL(cql string, values []any, ks string, elapsed int64, tableTTL fun
 		e := edits[i]
 		out = out[:e.from] + e.text + out[e.to:]
 	}
-	res.cql = out
-	res.values = nil
+	res.CQL = out
+	res.Values = nil
 	for i, v := range newValues {
 		if !drop[i] {
-			res.values = append(res.values, v)
+			res.Values = append(res.Values, v)
 		}
 	}
-	if values != nil && res.values == nil {
-		res.values = []any{}
+	if values != nil && res.Values == nil {
+		res.Values = []any{}
 	}
 	return res, nil
 }
 
-// elapsedSeconds is the time from ts (µs since the epoch) to now in whole seconds,
+// ElapsedSeconds is the time from ts (µs since the epoch) to now in whole seconds,
 // rounded up, so a shortened TTL never outlives the first attempt's. ok is false when
 // ts is in the future (a clock ahead, or not a microsecond timestamp).
-func elapsedSeconds(ts int64, now int64) (int64, bool) {
+func ElapsedSeconds(ts int64, now int64) (int64, bool) {
 	if ts > now {
 		return 0, false
 	}
