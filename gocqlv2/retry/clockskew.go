@@ -28,9 +28,6 @@ type ClockSkewError = engine.ClockSkewError
 // MeasureClock only measures and warns nobody. d must be positive.
 func WithMaxClockOffset(d time.Duration) Option { return set(engine.WithMaxClockOffset(d)) }
 
-// clockSamples is how many round trips MeasureClock makes; the fastest decides.
-const clockSamples = 5
-
 // MeasureClock measures the Policy's clock against the clock of a node of s: it reads
 // the node's time (toUnixTimestamp(now()) from system.local, in milliseconds) between two
 // readings of its own and keeps the sample with the shortest round trip. The result is
@@ -40,35 +37,22 @@ func (p *Policy) MeasureClock(ctx context.Context, s *gocql.Session) (ClockOffse
 	if s == nil {
 		return ClockOffset{}, errors.New("retry: nil session")
 	}
-	best := ClockOffset{Uncertainty: time.Duration(1<<63 - 1)}
-	for range clockSamples {
-		t0 := p.cfg.Clock.Now()
+	return p.e().MeasureClock(ctx, func() (int64, string, error) {
 		iter := s.Query(`SELECT toUnixTimestamp(now()) FROM system.local`).IterContext(ctx)
 		var ms int64
 		ok := iter.Scan(&ms)
-		t1 := p.cfg.Clock.Now()
 		host := ""
 		if h := iter.Host(); h != nil {
 			host = h.ConnectAddressAndPort()
 		}
 		if err := iter.Close(); err != nil {
-			return ClockOffset{}, fmt.Errorf("retry: measure clock: %w", err)
+			return 0, "", fmt.Errorf("retry: measure clock: %w", err)
 		}
 		if !ok {
-			return ClockOffset{}, errors.New("retry: measure clock: system.local returned no row")
+			return 0, "", errors.New("retry: measure clock: system.local returned no row")
 		}
-		// The node read its clock somewhere in [t0, t1]: the midpoint is off by at most
-		// half the round trip, and its millisecond reading by up to 1 ms more.
-		mid := (t0 + t1) / 2
-		o := ClockOffset{Host: host, Offset: time.Duration(ms*1000+500-mid) * time.Microsecond,
-			Uncertainty: time.Duration((t1-t0)/2+500) * time.Microsecond}
-		if o.Uncertainty < best.Uncertainty {
-			best = o
-		}
-	}
-	best.At = time.Now()
-	p.e().SetOffset(ctx, best)
-	return best, nil
+		return ms, host, nil
+	})
 }
 
 // ClockOffset returns the last measurement of MeasureClock (ok false before the first).

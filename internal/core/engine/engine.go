@@ -206,3 +206,34 @@ func (e *Engine) RefuseSkewed() error {
 	}
 	return nil
 }
+
+// clockSamples is how many round trips MeasureClock makes; the fastest decides.
+const clockSamples = 5
+
+// MeasureClock measures the Policy's clock against a node's: sample reads the node's
+// time in milliseconds (toUnixTimestamp(now()) from system.local) and the node's address,
+// between two readings of the Policy's clock; the sample with the shortest round trip
+// is kept (Offset) and decides, with a bound (WithMaxClockOffset), whether writes are
+// refused.
+func (e *Engine) MeasureClock(ctx context.Context, sample func() (ms int64, host string, err error)) (ClockOffset, error) {
+	best := ClockOffset{Uncertainty: time.Duration(1<<63 - 1)}
+	for range clockSamples {
+		t0 := e.cfg.Clock.Now()
+		ms, host, err := sample()
+		t1 := e.cfg.Clock.Now()
+		if err != nil {
+			return ClockOffset{}, err
+		}
+		// The node read its clock somewhere in [t0, t1]: the midpoint is off by at most
+		// half the round trip, and its millisecond reading by up to 1 ms more.
+		mid := (t0 + t1) / 2
+		o := ClockOffset{Host: host, Offset: time.Duration(ms*1000+500-mid) * time.Microsecond,
+			Uncertainty: time.Duration((t1-t0)/2+500) * time.Microsecond}
+		if o.Uncertainty < best.Uncertainty {
+			best = o
+		}
+	}
+	best.At = time.Now()
+	e.SetOffset(ctx, best)
+	return best, nil
+}
