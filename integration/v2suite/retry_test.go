@@ -13,6 +13,7 @@ import (
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
+	"github.com/cqlsafe/cqlsafe/gocqlv2/clientid"
 	"github.com/cqlsafe/cqlsafe/gocqlv2/retry"
 	"github.com/cqlsafe/cqlsafe/integration/faultproxy"
 	"github.com/cqlsafe/cqlsafe/integration/harness"
@@ -218,5 +219,36 @@ func TestV2RetryLoggedBatchInBatchLog(t *testing.T) {
 	}
 	if n != 2 {
 		t.Fatalf("%d rows, want 2 (the batch applied once)", n)
+	}
+}
+
+// TestV2MeasureClock: the Policy's clock measured against the node through the v2
+// driver: same machine, so within a second, with the node's address; with a bound of
+// 1 µs beyond any real uncertainty a write is refused unsent.
+func TestV2MeasureClock(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	harness.Exec(t, s0, `CREATE TABLE kv (id int PRIMARY KEY, v text)`)
+	s, _ := proxied(t, ks, time.Second)
+	p := retry.NewPolicy()
+	o, err := p.MeasureClock(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Host == "" || o.Offset > time.Second || o.Offset < -time.Second || o.Uncertainty <= 0 {
+		t.Fatalf("offset %+v: want a host and |offset| under 1 s", o)
+	}
+	if got, ok := p.ClockOffset(); !ok || got != o {
+		t.Fatalf("ClockOffset() = %+v, %v; want the measurement", got, ok)
+	}
+	skewed := retry.NewPolicy(retry.WithMaxClockOffset(time.Nanosecond), retry.WithClock(clientid.NewClockFunc(func() time.Time { return time.Now().Add(-time.Hour) })))
+	if _, err := skewed.MeasureClock(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	if err := skewed.Exec(context.Background(), s.Query(`INSERT INTO kv (id, v) VALUES (1, 'x')`)); !errors.Is(err, retry.ErrClockSkew) {
+		t.Fatalf("a clock an hour behind: %v, want ErrClockSkew", err)
+	}
+	var n int
+	if err := s0.Query(`SELECT COUNT(*) FROM kv`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d rows (%v): the refused write was sent", n, err)
 	}
 }
