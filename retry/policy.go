@@ -1,6 +1,9 @@
 package retry
 
 import (
+	"errors"
+	"weak"
+
 	"github.com/gocql/gocql"
 
 	"github.com/cqlsafe/cqlsafe/clientid"
@@ -87,6 +90,18 @@ func (p *Policy) e() *engine.Engine {
 	return p.eng
 }
 
+// usable is the error Exec and ExecBatch return before sending anything: an invalid
+// option, or a Policy not made by NewPolicy.
+func (p *Policy) usable() error {
+	if p.err != nil {
+		return p.err
+	}
+	if p.eng == nil {
+		return errors.New("retry: a Policy must be made by NewPolicy")
+	}
+	return nil
+}
+
 // Err returns the error of the first invalid option NewPolicy was given, or nil. A
 // Policy with an invalid option sends nothing: Exec, ExecBatch and Do return this error.
 func (p *Policy) Err() error { return p.err }
@@ -168,7 +183,7 @@ func (p *Policy) classify(schema Schema, keyspace, stmt string) Verdict {
 	switch s := schema.(type) {
 	case nil:
 	case sessionSchema:
-		key.Schema, key.Session = engine.SchemaSession, s.s
+		key.Schema, key.Session = engine.SchemaSession, weak.Make(s.s) // the cache does not keep a session alive
 	default:
 		key.Schema = engine.SchemaOwn // the Policy's own (WithSchema): the only other kind passed here
 	}

@@ -1,8 +1,10 @@
 package retry
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/gocql/gocql"
@@ -33,4 +35,15 @@ func TestOutcomeUnknownErrorAsAndIs(t *testing.T) {
 		t.Fatal("errors.As/Is broken")
 	}
 	t.Logf("%%T is now %T", ou)
+}
+
+// TestZeroPolicyExecRefuses: Exec and ExecBatch on a Policy not made by NewPolicy send
+// nothing and say so (a nil query or batch is refused first either way).
+func TestZeroPolicyExecRefuses(t *testing.T) {
+	if err := (&Policy{}).Exec(context.Background(), &gocql.Query{}); err == nil || !strings.Contains(err.Error(), "NewPolicy") {
+		t.Errorf("Exec on a zero Policy: %v", err)
+	}
+	if err := (&Policy{}).ExecBatch(context.Background(), &gocql.Session{}, &gocql.Batch{}); err == nil || !strings.Contains(err.Error(), "NewPolicy") {
+		t.Errorf("ExecBatch on a zero Policy: %v", err)
+	}
 }

@@ -43,20 +43,35 @@ var ErrOutsideDo = engine.ErrOutsideDo
 // sends nothing and returns ErrOutsideDo. (Policy.Exec with Do's context is a step too,
 // under that Policy.)
 func Exec(ctx context.Context, q *gocql.Query) error {
-	run := engine.DoFrom(ctx)
+	run, p := doFrom(ctx)
 	if run == nil {
 		return ErrOutsideDo
 	}
-	return doExec(ctx, run, run.Policy.(*Policy), q, execConfig{})
+	return doExec(ctx, run, p, q, execConfig{})
 }
 
 // ExecBatch is Exec for a batch on s: one step of the function given to Do.
 func ExecBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch) error {
-	run := engine.DoFrom(ctx)
+	run, p := doFrom(ctx)
 	if run == nil {
 		return ErrOutsideDo
 	}
-	return doExecBatch(ctx, run, run.Policy.(*Policy), s, b, execConfig{})
+	return doExecBatch(ctx, run, p, s, b, execConfig{})
+}
+
+// doFrom is the run of this package's Do that ctx belongs to, with its Policy; nil when
+// there is none — or when ctx belongs to another driver's Do (a process linking both
+// drivers): a step of one driver is never a step of the other's run.
+func doFrom(ctx context.Context) (*engine.DoRun, *Policy) {
+	run := engine.DoFrom(ctx)
+	if run == nil {
+		return nil, nil
+	}
+	p, ok := run.Policy.(*Policy)
+	if !ok {
+		return nil, nil
+	}
+	return run, p
 }
 
 // doExec runs q as a step of run, under p (Do's, or the Policy whose Exec was called

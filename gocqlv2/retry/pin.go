@@ -201,14 +201,14 @@ func (p *Policy) Exec(ctx context.Context, q *gocql.Query, opts ...ExecOption) e
 	if q == nil {
 		return errors.New("retry: nil query")
 	}
-	if p.err != nil {
-		return p.err
+	if err := p.usable(); err != nil {
+		return err
 	}
 	c, err := execOptions(opts)
 	if err != nil {
 		return err
 	}
-	if run := engine.DoFrom(ctx); run != nil {
+	if run, _ := doFrom(ctx); run != nil {
 		return doExec(ctx, run, p, q, c) // a step of Do: skipped or re-sent as Do decides
 	}
 	pq, err := p.pin(ctx, q, c)
@@ -240,14 +240,14 @@ func (p *Policy) ExecBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch
 	if s == nil || b == nil {
 		return errors.New("retry: nil session or batch")
 	}
-	if p.err != nil {
-		return p.err
+	if err := p.usable(); err != nil {
+		return err
 	}
 	c, err := execOptions(opts)
 	if err != nil {
 		return err
 	}
-	if run := engine.DoFrom(ctx); run != nil {
+	if run, _ := doFrom(ctx); run != nil {
 		return doExecBatch(ctx, run, p, s, b, c) // a step of Do
 	}
 	pb, err := p.pinBatch(ctx, s, b, c)

@@ -12,6 +12,7 @@ import (
 	"github.com/cqlsafe/cqlsafe/gocqlv2/retry"
 	"github.com/cqlsafe/cqlsafe/integration/faultproxy"
 	"github.com/cqlsafe/cqlsafe/integration/harness"
+	retryv1 "github.com/cqlsafe/cqlsafe/retry"
 )
 
 // TestV2DoReRunsOnlyTheFailedStep: Do's function writes two steps; the second step's
@@ -112,4 +113,29 @@ func (p *pinnedStamps) Begin(ctx context.Context, x retry.Execution) (context.Co
 		p.mu.Unlock()
 	}
 	return ctx, nil
+}
+
+// TestV2StepsAreNotV1Steps: a process linking both drivers. Inside gocql v1.7's Do, the
+// v2 package's Exec is not a step of that run (ErrOutsideDo, nothing sent), and a v2
+// Policy.Exec runs as an execution of its own.
+func TestV2StepsAreNotV1Steps(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	harness.Exec(t, s0, `CREATE TABLE ev (id int PRIMARY KEY, v text)`)
+	s, _ := proxied(t, ks, time.Second)
+	err := retryv1.Do(context.Background(), func(ctx context.Context) error {
+		return retry.Exec(ctx, s.Query(`INSERT INTO ev (id, v) VALUES (1, 'step')`))
+	})
+	if !errors.Is(err, retry.ErrOutsideDo) {
+		t.Fatalf("v2 Exec inside v1 Do: %v, want ErrOutsideDo", err)
+	}
+	err = retryv1.Do(context.Background(), func(ctx context.Context) error {
+		return retry.NewPolicy().Exec(ctx, s.Query(`INSERT INTO ev (id, v) VALUES (2, 'own')`))
+	})
+	if err != nil {
+		t.Fatalf("v2 Policy.Exec inside v1 Do: %v", err)
+	}
+	var n int
+	if err := s0.Query(`SELECT COUNT(*) FROM ev`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("%d rows (%v), want the Policy.Exec's one", n, err)
+	}
 }

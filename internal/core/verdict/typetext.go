@@ -2,15 +2,23 @@ package verdict
 
 import "strings"
 
-// ColumnKindOfType is the ColumnKind of a column whose CQL type text (system_schema's
-// columns.type: "list<frozen<address>>", "frozen<set<int>>", "counter") is typ: a
-// non-frozen list, set or map by its outermost type whatever its elements are, a
-// counter, and every other type one cell overwritten whole (ColumnScalar) — frozen
-// collections, tuples, vectors, UDTs as the drivers' metadata reports them. An empty
-// text is ColumnUnknown. Drivers that cannot parse a type (the Apache driver v2 does not
-// know UDT names inside a collection) still give its text.
+// ColumnKindOfType is the ColumnKind of a column whose type text is typ, as a driver's
+// schema metadata gives it: CQL (system_schema's columns.type, Cassandra 3.0 and
+// later: "list<frozen<address>>", "frozen<set<int>>", "counter") or a marshal class
+// (system.schema_columns' validator before 3.0:
+// "org.apache.cassandra.db.marshal.ListType(org.apache.cassandra.db.marshal.Int32Type)").
+// A non-frozen list, set or map by its outermost type whatever its elements are, a
+// counter; every other CQL type one cell overwritten whole (ColumnScalar) — frozen
+// collections, tuples, vectors, UDTs as the drivers' metadata reports them. A text it
+// cannot read (empty, a class it does not know) is ColumnUnknown: judged by the value
+// bound to it. Drivers that cannot parse a type (the Apache driver v2 does not know UDT
+// names inside a collection) still give its text.
 func ColumnKindOfType(typ string) ColumnKind {
-	t := strings.ToLower(strings.TrimSpace(typ))
+	t := strings.TrimSpace(typ)
+	if strings.HasPrefix(t, "org.apache.cassandra.db.marshal.") {
+		return kindOfClass(t)
+	}
+	t = strings.ToLower(t)
 	head, _, _ := strings.Cut(t, "<")
 	switch strings.TrimSpace(head) {
 	case "":
@@ -25,4 +33,31 @@ func ColumnKindOfType(typ string) ColumnKind {
 		return ColumnMap
 	}
 	return ColumnScalar
+}
+
+// kindOfClass reads a marshal class name: ReversedType(X) is X (a clustering order),
+// FrozenType(X) one cell, ListType/SetType/MapType non-frozen collections,
+// CounterColumnType a counter; other known scalar classes are one cell.
+func kindOfClass(t string) ColumnKind {
+	const pkg = "org.apache.cassandra.db.marshal."
+	name, arg, _ := strings.Cut(strings.TrimPrefix(t, pkg), "(")
+	switch name {
+	case "ReversedType":
+		return kindOfClass(strings.TrimSuffix(strings.TrimSpace(arg), ")"))
+	case "FrozenType", "TupleType", "UserType", "VectorType":
+		return ColumnScalar
+	case "ListType":
+		return ColumnList
+	case "SetType":
+		return ColumnSet
+	case "MapType":
+		return ColumnMap
+	case "CounterColumnType":
+		return ColumnCounter
+	case "AsciiType", "LongType", "BytesType", "BooleanType", "DecimalType", "DoubleType", "FloatType",
+		"InetAddressType", "Int32Type", "UTF8Type", "TimestampType", "DateType", "UUIDType", "IntegerType",
+		"TimeUUIDType", "SimpleDateType", "TimeType", "ShortType", "ByteType", "DurationType":
+		return ColumnScalar
+	}
+	return ColumnUnknown
 }
