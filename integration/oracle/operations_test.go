@@ -65,6 +65,12 @@ func (w *opWorker) judgeOnce(ctx context.Context, c *opCase, attempt int) (v opV
 	// response never hides an UNPREPARED answer.
 	if sp.pre != nil {
 		if err := sp.pre(ctx, w, A); err != nil {
+			if slowWithoutFault(err) {
+				// A had no fault: a timeout while preparing it is the machine's slowness (seen
+				// on a loaded 2-core CI machine: a read timing out before tombstone.Undelete),
+				// as after the operation below. The case is redone.
+				return opVerdict{errA: err}, true
+			}
 			// The operation cannot be prepared (tombstone.Delete before Undelete refused the
 			// table): judged as failing in both places when B fails alike.
 			errB := sp.pre(ctx, w, B)
