@@ -43,7 +43,7 @@ func (c *checker) mintRules(body *ast.BlockStmt, sites []*site, execs []*execRec
 	ast.Inspect(body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.CallExpr:
-			if funcIs(c.callee(n), isPath(retryPath), "Do") && len(n.Args) >= 2 {
+			if funcIs(c.callee(n), isRetry, "Do") && len(n.Args) >= 2 {
 				if lit, ok := ast.Unparen(n.Args[1]).(*ast.FuncLit); ok {
 					c.mintIn(lit.Body, sites, "inside the function given to retry.Do: a re-run mints a new value, so the re-run's statement differs from the first run's (retry.Do refuses it: ErrNondeterministic)", "mint it before calling retry.Do and use it inside")
 				}

@@ -143,8 +143,8 @@ func (c *checker) follow(e ast.Expr, fl *flow, scope ast.Node) {
 	case *ast.CallExpr:
 		f := c.callee(p)
 		switch {
-		case funcIs(f, isPath(retryPath), "Exec", "ExecBatch"),
-			methodOf(f, isPath(retryPath), "Policy") && (f.Name() == "Exec" || f.Name() == "ExecBatch"):
+		case funcIs(f, isRetry, "Exec", "ExecBatch"),
+			methodOf(f, isRetry, "Policy") && (f.Name() == "Exec" || f.Name() == "ExecBatch"):
 			fl.safe = append(fl.safe, p)
 		case funcIs(f, isGocqlx, "Query"):
 			c.follow(p, fl, scope)
@@ -204,7 +204,7 @@ func (c *checker) policyOf(e ast.Expr) policyState {
 		return policyState{known: true, why: "nil retry policy"}
 	}
 	if tv, ok := c.pass.TypesInfo.Types[e]; ok {
-		if n := namedOf(tv.Type); n != nil && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == retryPath && n.Obj().Name() == "Policy" {
+		if n := namedOf(tv.Type); n != nil && n.Obj().Pkg() != nil && isRetry(n.Obj().Pkg().Path()) && n.Obj().Name() == "Policy" {
 			// A *retry.Policy never re-sends a write it did not pin.
 			return policyState{known: true, why: "*retry.Policy"}
 		}

@@ -9,7 +9,13 @@ import (
 	"golang.org/x/tools/go/types/typeutil"
 )
 
-const retryPath = "github.com/cqlsafe/cqlsafe/retry"
+const (
+	retryPath   = "github.com/cqlsafe/cqlsafe/retry"         // gocql v1.7
+	retryV2Path = "github.com/cqlsafe/cqlsafe/gocqlv2/retry" // the Apache driver v2
+)
+
+// isRetry reports cqlsafe's retry package, for either driver.
+func isRetry(path string) bool { return path == retryPath || path == retryV2Path }
 
 func isGocql(path string) bool {
 	return path == "github.com/gocql/gocql" || strings.HasPrefix(path, "github.com/apache/cassandra-gocql-driver")
@@ -67,8 +73,6 @@ func methodOf(f *types.Func, pkg func(string) bool, typ string) bool {
 	n := recvNamed(f)
 	return n != nil && n.Obj().Pkg() != nil && pkg(n.Obj().Pkg().Path()) && n.Obj().Name() == typ
 }
-
-func isPath(p string) func(string) bool { return func(s string) bool { return s == p } }
 
 // hasMethod reports whether t (or *t) has a method called name.
 func hasMethod(t types.Type, name string) bool {

@@ -5,6 +5,8 @@ import (
 	"context"
 
 	"github.com/apache/cassandra-gocql-driver/v2"
+
+	"github.com/cqlsafe/cqlsafe/gocqlv2/retry"
 )
 
 func counter(s *gocql.Session) error {
@@ -28,4 +30,17 @@ func nilValue(s *gocql.Session) error {
 // unpinnedContext sends the write with v2's ExecContext: the same finding as Exec.
 func unpinnedContext(ctx context.Context, s *gocql.Session) error {
 	return s.Query("INSERT INTO t (id, v) VALUES (?, ?)", 1, "x").RetryPolicy(&gocql.SimpleRetryPolicy{NumRetries: 3}).ExecContext(ctx) // want `unpinned-timestamp`
+}
+
+// withCqlsafe: cqlsafe's retry package for the v2 driver is read as the v1.7 one: its
+// Policy set by hand never re-sends an unpinned write, and Do's function must not mint
+// ids or times.
+func withCqlsafe(ctx context.Context, s *gocql.Session, p *retry.Policy) error {
+	if err := s.Query("INSERT INTO t (id, v) VALUES (?, ?)", 1, "x").RetryPolicy(p).Exec(); err != nil {
+		return err
+	}
+	return retry.Do(ctx, func(ctx context.Context) error {
+		id := gocql.TimeUUID() // want `server-nondeterminism: gocql.TimeUUID\(\) inside the function given to retry.Do`
+		return retry.Exec(ctx, s.Query("INSERT INTO events (id) VALUES (?)", id))
+	})
 }

@@ -43,3 +43,7 @@ type Batch struct{ Type BatchType }
 
 func (b *Batch) Query(stmt string, args ...any) {}
 func (b *Batch) WithTimestamp(ts int64) *Batch  { return b }
+
+type UUID [16]byte
+
+func TimeUUID() UUID { return UUID{} }
