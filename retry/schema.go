@@ -3,10 +3,11 @@ package retry
 import (
 	"math/big"
 	"reflect"
-	"strings"
 
 	"github.com/gocql/gocql"
 	"gopkg.in/inf.v0"
+
+	"github.com/cqlsafe/cqlsafe/internal/core/verdict"
 )
 
 // SessionSchema answers column kinds from s's schema metadata (gocql's keyspace
@@ -44,7 +45,7 @@ func (x sessionSchema) ColumnKind(keyspace, table, column string) ColumnKind {
 		return ColumnUnknown
 	}
 	cm, ok := tm.Columns[column]
-	if !ok || cm == nil || cm.Type == nil {
+	if !ok || cm == nil {
 		return ColumnUnknown
 	}
 	return kindOf(cm)
@@ -107,26 +108,10 @@ func (x sessionSchema) KeyType(keyspace, table, column string) KeyType {
 	return KeyOther
 }
 
-func kindOf(cm *gocql.ColumnMetadata) ColumnKind {
-	frozen := strings.HasPrefix(strings.ToLower(cm.Validator), "frozen<")
-	switch cm.Type.Type() {
-	case gocql.TypeCounter:
-		return ColumnCounter
-	case gocql.TypeList:
-		if !frozen {
-			return ColumnList
-		}
-	case gocql.TypeSet:
-		if !frozen {
-			return ColumnSet
-		}
-	case gocql.TypeMap:
-		if !frozen {
-			return ColumnMap
-		}
-	}
-	return ColumnScalar
-}
+// kindOf reads a column's kind from its type text (system_schema's), by the rule the v2
+// adapter uses too (verdict.ColumnKindOfType): a non-frozen collection by its outermost
+// type, whatever its elements.
+func kindOf(cm *gocql.ColumnMetadata) ColumnKind { return verdict.ColumnKindOfType(cm.Validator) }
 
 func (x sessionSchema) ListColumns(keyspace, table string) (map[string]bool, bool) {
 	tm := x.table(keyspace, table)
@@ -135,7 +120,7 @@ func (x sessionSchema) ListColumns(keyspace, table string) (map[string]bool, boo
 	}
 	out := map[string]bool{}
 	for name, cm := range tm.Columns {
-		if cm != nil && cm.Type != nil && kindOf(cm) == ColumnList {
+		if cm != nil && kindOf(cm) == ColumnList {
 			out[name] = true
 		}
 	}
