@@ -148,3 +148,49 @@ func TestV2EventlogResubmitAfterDroppedResponse(t *testing.T) {
 		t.Fatalf("WRITETIME %d, want the event time %d", wt, read[0].Time.UnixMicro())
 	}
 }
+
+// TestV2EventlogIndexOutlivesEventsTTL: on a table with a default_time_to_live (4 s),
+// read by the v2 adapter, the bucket's index row is written with the events' TTL plus
+// a margin: after the first event expired, the index row and the second event are
+// still there and Read finds it.
+func TestV2EventlogIndexOutlivesEventsTTL(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	const ttl = 4 * time.Second
+	if err := schema.ApplyTemplate(context.Background(), s0, "eventlog", schema.Params{Keyspace: ks, TTL: ttl}); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := proxied(t, ks, 5*time.Second)
+	l, err := eventlog.New(s, ks, "events", eventlog.WithBucketWidth(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	t1 := time.Now().Truncate(time.Hour).Add(-30 * time.Minute)
+	start := time.Now()
+	first, err := l.Append(ctx, "s", eventlog.Event{Time: t1, Type: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	if _, err := l.Append(ctx, "s", eventlog.Event{Time: t1.Add(time.Second), Type: "second"}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(start.Add(ttl + 500*time.Millisecond)))
+	var live, secondTTL, indexRows int
+	if err := s0.Query(`SELECT COUNT(*) FROM events WHERE stream_id = 's' AND bucket = ?`, first[0].Bucket).Scan(&live); err != nil {
+		t.Fatal(err)
+	}
+	if err := s0.Query(`SELECT TTL(type) FROM events WHERE stream_id = 's' AND bucket = ?`, first[0].Bucket).Scan(&secondTTL); err != nil {
+		t.Fatal(err)
+	}
+	if live != 1 || secondTTL <= 0 {
+		t.Fatalf("events alive %d (TTL %d), want the second only: timing off", live, secondTTL)
+	}
+	if err := s0.Query(`SELECT COUNT(*) FROM events_buckets WHERE stream_id = 's'`).Scan(&indexRows); err != nil {
+		t.Fatal(err)
+	}
+	read := readAll(t, l, "s")
+	if indexRows != 1 || len(read) != 1 || read[0].Type != "second" {
+		t.Fatalf("a live event (TTL left %ds): index rows %d, Read found %d events", secondTTL, indexRows, len(read))
+	}
+}
