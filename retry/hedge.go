@@ -1,93 +1,35 @@
 package retry
 
 import (
-	"fmt"
-	"math"
-	"sync"
-	"sync/atomic"
+	"context"
 	"time"
+
+	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/internal/core/hedge"
 )
 
-// Hedging sends a second copy of a slow write before the first has answered: a lost
-// response or a stalled coordinator then costs the hedge delay, not a client timeout.
-// It is safe only for what may run twice — a repeatable statement with a pinned
-// timestamp, where two executions leave Cassandra as one does — so the Policy hedges
-// those and nothing else (counters, list appends, LWTs and unpinned statements are
-// sent once).
-//
-// The Policy hedges itself rather than through gocql's speculative executions
-// (hedgeExec.run): the first execution runs on the caller's goroutine on gocql's plain
-// path, and a timer sends a hedge — the same pinned statement, as a gocql execution of
-// its own — only when one is due. gocql v1.7.0's speculative path costs every
-// execution a goroutine, a ticker and a hand-off of the result, which on a busy
-// three-node cluster measured 0.86× against 1.06× without it, no hedge sent (FAULTS.md);
-// it also lets a speculative execution that finds no host (ErrNoConnections) win the
-// race against a first execution still in flight. Here the first answer wins only
-// when it is a success; when the first execution fails, hedges in flight are waited
-// for.
-//
-// A hedge must go to another coordinator: HedgingHosts, installed as the session's
-// HostSelectionPolicy, gives a hedge first the hosts none of the execution's requests
-// was given, then (a single node, every other host down) those again — harmless for a
-// repeatable pinned write, and what rescues a lost response on a single node. It also
-// marks a first execution as picked through it: on a session without HedgingHosts,
-// WithHedging sends every statement once.
+// Hedging (WithHedging) is internal/core/hedge's, on gocql's hosts: why the Policy
+// hedges itself rather than through gocql's speculative executions, and how a hedge
+// finds another coordinator, is told there. This file maps gocql's host selection and
+// stream observers onto it.
 
 // HedgeOption configures hedging (WithHedging).
-type HedgeOption func(*hedgeConfig) error
-
-type hedgeConfig struct {
-	percentile float64
-	floor      time.Duration
-	ceiling    time.Duration
-	inFlight   int
-	budget     float64 // lost hedges per execution offered for hedging
-}
-
-// hedgeWindow is how many recent executions the delay is computed from, and
-// hedgeEvery how often (in executions) it is recomputed.
-const (
-	hedgeWindow   = 256
-	hedgeEvery    = 32
-	hedgeMinCount = 32 // executions seen before the delay leaves the ceiling
-	// hedgeBurst is how many lost hedges the budget holds when full (HedgeBudget), in
-	// millionths (hedgeToken is one hedge).
-	hedgeToken = 1_000_000
-	hedgeBurst = 50 * hedgeToken
-)
-
-// hedgeDefaults are documented on WithHedging.
-func hedgeDefaults() hedgeConfig {
-	return hedgeConfig{percentile: 0.99, floor: 2 * time.Millisecond, ceiling: 250 * time.Millisecond, inFlight: 3, budget: 0.05}
-}
+type HedgeOption = hedge.Option
 
 // HedgePercentile sets the percentile of recent execution latencies after which a
 // hedge is sent: 0 < q < 1 (default 0.99). The latencies are those of requests that
-// answered hedged statements (see hedger in hedge.go); a hedge that overtakes a slow
+// answered hedged statements (see hedge.Hedger in internal/core/hedge); a hedge that overtakes a slow
 // request hides that request's latency, so somewhat more than 1 − q of statements are
 // hedged: 1.6–4.4% at 0.99 in a simulation, 5–6% more requests than writes on the
 // project's single-node benchmark, 10% on a busy three-node cluster (FAULTS.md).
-func HedgePercentile(q float64) HedgeOption {
-	return func(c *hedgeConfig) error {
-		if !(q > 0 && q < 1) {
-			return fmt.Errorf("retry: hedge percentile %v outside (0, 1)", q)
-		}
-		c.percentile = q
-		return nil
-	}
-}
+func HedgePercentile(q float64) HedgeOption { return hedge.Percentile(q) }
 
 // HedgeDelayBounds bounds the hedge delay: never below floor (latencies that small are
 // not worth a second request), never above ceiling (also the delay before enough
 // executions were seen). 0 < floor ≤ ceiling.
 func HedgeDelayBounds(floor, ceiling time.Duration) HedgeOption {
-	return func(c *hedgeConfig) error {
-		if floor <= 0 || ceiling < floor {
-			return fmt.Errorf("retry: hedge delay bounds %v, %v: want 0 < floor ≤ ceiling", floor, ceiling)
-		}
-		c.floor, c.ceiling = floor, ceiling
-		return nil
-	}
+	return hedge.DelayBounds(floor, ceiling)
 }
 
 // HedgeMaxInFlight bounds the executions of one statement in flight at once, the first
@@ -95,15 +37,7 @@ func HedgeDelayBounds(floor, ceiling time.Duration) HedgeOption {
 // while none has answered: the second rescues the write whose first request and first
 // hedge both lost their responses (1% of writes when 10% of responses are lost), which
 // would otherwise wait for the client timeout.
-func HedgeMaxInFlight(n int) HedgeOption {
-	return func(c *hedgeConfig) error {
-		if n < 2 {
-			return fmt.Errorf("retry: hedge max in flight %d below 2", n)
-		}
-		c.inFlight = n
-		return nil
-	}
-}
+func HedgeMaxInFlight(n int) HedgeOption { return hedge.MaxInFlight(n) }
 
 // HedgeBudget bounds the hedges that lose — sent, and the first execution answered
 // first anyway — to ratio of the executions offered for hedging, over time: 0 < ratio ≤ 1
@@ -123,63 +57,161 @@ func HedgeMaxInFlight(n int) HedgeOption {
 // lose and would add a request to each slow write just when the cluster can least take
 // it. HedgeStreams also charges hedges that won only by overtaking a slow first
 // execution.
-func HedgeBudget(ratio float64) HedgeOption {
-	return func(c *hedgeConfig) error {
-		if !(ratio > 0 && ratio <= 1) {
-			return fmt.Errorf("retry: hedge budget %v outside (0, 1]", ratio)
-		}
-		c.budget = ratio
-		return nil
-	}
+func HedgeBudget(ratio float64) HedgeOption { return hedge.Budget(ratio) }
+
+type (
+	hedger    = hedge.Hedger[gocql.SelectedHost]
+	hedgeExec = hedge.Exec[gocql.SelectedHost]
+)
+
+// hostOps is how hedging reads and wraps gocql's selected hosts.
+var hostOps = &hedge.Ops[gocql.SelectedHost]{
+	Up: func(h gocql.SelectedHost) bool {
+		info := h.Info()
+		return info != nil && info.IsUp()
+	},
+	Same: func(a, b gocql.SelectedHost) bool { return sameHost(a.Info(), b.Info()) },
+	Timed: func(h gocql.SelectedHost, t *hedge.Timing) gocql.SelectedHost {
+		return &timedHost{SelectedHost: h, Timing: t}
+	},
 }
 
 // newHedger applies opts over the defaults.
-func newHedger(opts []HedgeOption) (*hedger, error) {
-	c := hedgeDefaults()
-	for _, o := range opts {
-		if o == nil {
-			continue
-		}
-		if err := o(&c); err != nil {
-			return nil, err
-		}
-	}
-	h := &hedger{cfg: c, refill: max(int64(math.Round(c.budget*hedgeToken)), 1)}
-	h.delayNs.Store(int64(c.ceiling))
-	h.tokens.Store(hedgeBurst)
-	return h, nil
+func newHedger(opts []HedgeOption) (*hedger, error) { return hedge.New(opts, hostOps) }
+
+// sameHost compares hosts by identity, else by host id.
+func sameHost(a, b *gocql.HostInfo) bool {
+	return a == b || a != nil && b != nil && a.HostID() != "" && a.HostID() == b.HostID()
 }
 
-// hedger keeps a Policy's recent request latencies and the hedge delay drawn from
-// them. The delay is read on every execution (an atomic load); samples go into a ring
-// under a mutex, and every hedgeEvery samples the percentile is recomputed.
-//
-// A sample is the latency of the request that answered a hedged statement — the first
-// execution's or a hedge's, each timed by HedgingHosts from when it was given its host
-// to gocql marking that host with its result. Nothing else is a sample: not the
-// statement's end-to-end time, which says how long the hedge delay was rather than how
-// long requests take (fed back, it dragged the delay down in a burst of slow requests
-// until most were hedged); not a request that answered after failing on the same host
-// (gocql retries it without asking for a host again, so its time would include the
-// failure, a client timeout perhaps, and the backoff); not a statement that is never
-// hedged (an LWT, a counter, a read: a different latency, and at the 99th percentile
-// three of them in the window would set the delay). Lost responses leave no sample.
-// The one bias left: when a hedge overtakes a slow request, the hedge's latency is
-// kept and the slow one never known, so the delay sits somewhat below the requests'
-// true percentile — a review's simulation of the path gave 1.6–4.4% hedged at the
-// 99th percentile, depending on how heavy the tail is.
-type hedger struct {
-	cfg     hedgeConfig
-	delayNs atomic.Int64
-	// tokens is the budget of lost hedges (HedgeBudget), in millionths of a hedge: at
-	// most hedgeBurst; a hedge takes one when sent and gives it back when it wins; each
-	// execution offered for hedging adds refill at its end; last resorts may take it
-	// down to −hedgeBurst, a late charge (HedgeStreams) to −2×hedgeBurst.
-	tokens atomic.Int64
-	refill int64
+// timedHost is a host given to one request of a hedged execution: gocql's Mark reaches
+// the request's Timing too (see hedge.Timing.Mark).
+type timedHost struct {
+	gocql.SelectedHost
+	*hedge.Timing
+}
 
-	mu      sync.Mutex
-	ring    [hedgeWindow]int64 // ns
-	n       int                // samples written, total
-	scratch [hedgeWindow]int64
+func (t *timedHost) Mark(err error) {
+	t.SelectedHost.Mark(err)
+	t.Timing.Mark(err)
+}
+
+// HedgingHosts wraps a session's host selection policy so that the Policy can hedge
+// (WithHedging): install it as cluster.PoolConfig.HostSelectionPolicy, outermost, e.g.
+//
+//	cluster.PoolConfig.HostSelectionPolicy = retry.HedgingHosts(gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy()))
+//
+// It picks hosts exactly as inner does, except for executions the Policy hedges: a
+// first execution's iterator, once inner has no further host, hands out hosts it
+// already gave that are still up, within a bound (so that a retry WithTimeoutsOnNextHost
+// finds one on a single node); a hedge's gives the hosts inner would that none of the
+// execution's requests was given, then those given that are up. On a single node a
+// hedge therefore goes to the same node. Statements the Policy does not hedge see
+// inner's iterator unchanged. nil inner is an error at session creation in gocql;
+// HedgingHosts(nil) returns nil.
+func HedgingHosts(inner gocql.HostSelectionPolicy) gocql.HostSelectionPolicy {
+	if inner == nil {
+		return nil
+	}
+	if r, ok := inner.(gocql.ReadyPolicy); ok {
+		return readyHedgingHosts{hedgingHosts{inner}, r}
+	}
+	return hedgingHosts{inner}
+}
+
+// hedgingHosts forwards everything to the wrapped policy but Pick.
+type hedgingHosts struct{ gocql.HostSelectionPolicy }
+
+// readyHedgingHosts keeps the wrapped policy's Ready, which gocql checks by type.
+type readyHedgingHosts struct {
+	hedgingHosts
+	r gocql.ReadyPolicy
+}
+
+func (p readyHedgingHosts) Ready() bool { return p.r.Ready() }
+
+// AddHosts keeps gocql's bulk add when the wrapped policy has one.
+func (p hedgingHosts) AddHosts(hosts []*gocql.HostInfo) {
+	if b, ok := p.HostSelectionPolicy.(interface{ AddHosts([]*gocql.HostInfo) }); ok {
+		b.AddHosts(hosts)
+		return
+	}
+	for _, h := range hosts {
+		p.HostSelectionPolicy.AddHost(h)
+	}
+}
+
+// Pick is the wrapped policy's iterator, made a hedged execution's (hedge.Pick).
+func (p hedgingHosts) Pick(q gocql.ExecutableQuery) gocql.NextHost {
+	next := p.HostSelectionPolicy.Pick(q)
+	if q == nil {
+		return next
+	}
+	return hedge.Pick[gocql.SelectedHost](q.Context(), next)
+}
+
+// HedgeStreams is a gocql.StreamObserver for the session of a hedging Policy, which
+// passes everything on to next (nil: nothing else observes streams):
+//
+//	cluster.StreamObserver = retry.HedgeStreams(cluster.StreamObserver)
+//
+// With it the budget (HedgeBudget) tells a hedge that rescued a write — no response to
+// the first execution has come by the time the connection is closed — from one that
+// only overtook a first execution whose response came after all: the second costs the
+// budget like a hedge that lost. Both cut the latency of the write; only the first
+// saves work. Where nodes share CPU, or one node is overloaded, hedges overtake slow
+// requests at a high rate and each adds a write to the cluster: without HedgeStreams
+// they cost nothing from the budget and are not bounded.
+//
+// gocql reports a response that came after its request was cancelled, however late:
+// a coordinator that resumes after a pause and answers its backlog charges the budget
+// for every write hedged away from it during the pause, at once (down to two full
+// budgets in debt, and nothing is hedged until the executions have paid it back). On
+// a lossy network, or when nodes pause, that spends budget the lost responses need:
+// FAULTS.md measures both.
+func HedgeStreams(next gocql.StreamObserver) gocql.StreamObserver {
+	return hedgeStreams{next: next}
+}
+
+type hedgeStreams struct{ next gocql.StreamObserver }
+
+// StreamContext follows the streams of first executions the Policy hedges, and gives
+// next its own.
+func (o hedgeStreams) StreamContext(ctx context.Context) gocql.StreamObserverContext {
+	var nc gocql.StreamObserverContext
+	if o.next != nil {
+		nc = o.next.StreamContext(ctx)
+	}
+	x := hedge.First[gocql.SelectedHost](ctx)
+	switch {
+	case x == nil:
+		return nc
+	case nc == nil:
+		return hedgeStream{x}
+	}
+	return hedgeStreamAnd{x: hedgeStream{x}, next: nc}
+}
+
+// hedgeStream is a first execution's stream, seen by HedgeStreams.
+type hedgeStream struct{ x *hedgeExec }
+
+func (hedgeStream) StreamStarted(gocql.ObservedStream)    {}
+func (hedgeStream) StreamAbandoned(gocql.ObservedStream)  {}
+func (s hedgeStream) StreamFinished(gocql.ObservedStream) { s.x.StreamFinished() }
+
+// hedgeStreamAnd is a first execution's stream seen by HedgeStreams and by next.
+type hedgeStreamAnd struct {
+	x    hedgeStream
+	next gocql.StreamObserverContext
+}
+
+func (h hedgeStreamAnd) StreamStarted(o gocql.ObservedStream) { h.next.StreamStarted(o) }
+
+func (h hedgeStreamAnd) StreamAbandoned(o gocql.ObservedStream) {
+	h.next.StreamAbandoned(o)
+}
+
+func (h hedgeStreamAnd) StreamFinished(o gocql.ObservedStream) {
+	h.x.StreamFinished(o)
+	h.next.StreamFinished(o)
 }

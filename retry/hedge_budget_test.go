@@ -129,7 +129,7 @@ func TestHedgeBudgetSparesWinningHedges(t *testing.T) {
 	const n = 600
 	requests, longest := budgetRun(t, srv, &on, p, n, 1)
 	t.Logf("%d executions: %d requests; heard %d hedged, %d won; longest execution %v; budget left %.2f hedges",
-		n, requests, tracer.execs.Load(), tracer.won.Load(), longest, float64(p.cfg.hedge.tokens.Load())/hedgeToken)
+		n, requests, tracer.execs.Load(), tracer.won.Load(), longest, float64(p.cfg.hedge.Tokens.Load())/hedgeToken)
 	if longest > 500*time.Millisecond {
 		t.Errorf("an execution took %v: a lost response was not hedged (budget spent by winning hedges?)", longest)
 	}
@@ -149,8 +149,8 @@ func TestHedgeBudgetOption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.refill != hedgeToken/5 || h.tokens.Load() != hedgeBurst {
-		t.Errorf("refill %d, tokens %d; want %d, %d", h.refill, h.tokens.Load(), hedgeToken/5, hedgeBurst)
+	if h.Refill != hedgeToken/5 || h.Tokens.Load() != hedgeBurst {
+		t.Errorf("refill %d, tokens %d; want %d, %d", h.Refill, h.Tokens.Load(), hedgeToken/5, hedgeBurst)
 	}
 }
 
@@ -162,7 +162,7 @@ func TestHedgeDelayDoubledOnLowBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.delayNs.Store(int64(10 * time.Millisecond))
+	h.DelayNs.Store(int64(10 * time.Millisecond))
 	for _, tc := range []struct {
 		tokens, delayMs int64
 		want            time.Duration
@@ -173,22 +173,22 @@ func TestHedgeDelayDoubledOnLowBudget(t *testing.T) {
 		{hedgeBurst/2 - 1, 20, 30 * time.Millisecond, false}, // doubled past the ceiling
 		{hedgeToken - 1, 10, 30 * time.Millisecond, true},    // empty: the ceiling, last resort
 	} {
-		h.tokens.Store(tc.tokens)
-		h.delayNs.Store(tc.delayMs * int64(time.Millisecond))
-		if d, last := h.runDelay(); d != tc.want || last != tc.last {
+		h.Tokens.Store(tc.tokens)
+		h.DelayNs.Store(tc.delayMs * int64(time.Millisecond))
+		if d, last := h.RunDelay(); d != tc.want || last != tc.last {
 			t.Errorf("budget %d, delay %d ms: %v (last resort %v), want %v (%v)", tc.tokens, tc.delayMs, d, last, tc.want, tc.last)
 		}
 	}
-	h.tokens.Store(0)
-	if h.take(false) {
+	h.Tokens.Store(0)
+	if h.Take(false) {
 		t.Error("an empty budget gave an ordinary hedge")
 	}
 	n := 0
-	for h.take(true) {
+	for h.Take(true) {
 		n++
 	}
-	if n != hedgeBurst/hedgeToken || h.tokens.Load() != -hedgeBurst {
-		t.Errorf("%d last resorts from an empty budget, ending at %d: want %d, ending at %d", n, h.tokens.Load(), hedgeBurst/hedgeToken, -hedgeBurst)
+	if n != hedgeBurst/hedgeToken || h.Tokens.Load() != -hedgeBurst {
+		t.Errorf("%d last resorts from an empty budget, ending at %d: want %d, ending at %d", n, h.Tokens.Load(), hedgeBurst/hedgeToken, -hedgeBurst)
 	}
 }
 
@@ -234,7 +234,7 @@ func TestHedgeStreamsChargesOvertakes(t *testing.T) {
 				}
 			}
 			sent, won := tracer.sent.Load(), tracer.won.Load()
-			t.Logf("%d executions: %d hedges sent, %d won; budget left %.2f", n, sent, won, float64(p.cfg.hedge.tokens.Load())/hedgeToken)
+			t.Logf("%d executions: %d hedges sent, %d won; budget left %.2f", n, sent, won, float64(p.cfg.hedge.Tokens.Load())/hedgeToken)
 			if !streams && sent < n-5 {
 				t.Errorf("without HedgeStreams: %d hedges, want about one per execution (%d): each wins", sent, n)
 			}
@@ -254,18 +254,18 @@ func TestHedgeUnsentRefunded(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &hedgeTrace{}
-	_, tr, _ := h.begin(context.Background(), rec, true)
+	_, tr, _ := h.Begin(context.Background(), rec, true)
 	x := tr.(*hedgeExec)
-	x.picked.Store(true)
-	if !h.take(false) {
+	x.Picked.Store(true)
+	if !h.Take(false) {
 		t.Fatal("a full budget gave no hedge")
 	}
-	x.sent = 1 // decided on, never given a host (x.handed 0)
+	x.Sent = 1 // decided on, never given a host (x.Handed 0)
 	tr.End(nil, 1)
 	if len(rec.calls) != 1 || rec.calls[0] != "end" {
 		t.Errorf("calls %v, want [end]: no hedge left the client", rec.calls)
 	}
-	if got := h.tokens.Load(); got != hedgeBurst {
+	if got := h.Tokens.Load(); got != hedgeBurst {
 		t.Errorf("budget %d after an unsent hedge, want it full (%d)", got, hedgeBurst)
 	}
 }
@@ -292,8 +292,8 @@ func TestHedgeLastResortWithEmptyBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	on.Store(true)
-	p.cfg.hedge.delayNs.Store(int64(5 * time.Millisecond))
-	p.cfg.hedge.tokens.Store(0) // spent
+	p.cfg.hedge.DelayNs.Store(int64(5 * time.Millisecond))
+	p.cfg.hedge.Tokens.Store(0) // spent
 	drop.Store(true)
 	for i := 1; i <= 5; i++ {
 		first.Store(true)
@@ -308,7 +308,7 @@ func TestHedgeLastResortWithEmptyBudget(t *testing.T) {
 	if w := tracer.won.Load(); w != 5 {
 		t.Errorf("%d executions won by a last-resort hedge, want 5", w)
 	}
-	if got := p.cfg.hedge.tokens.Load(); got < 0 {
+	if got := p.cfg.hedge.Tokens.Load(); got < 0 {
 		t.Errorf("budget %d after last resorts that all won: want them given back", got)
 	}
 }
@@ -333,10 +333,10 @@ func TestHedgeLastResortWhenBudgetRunsDry(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := p.cfg.hedge
-	h.delayNs.Store(int64(5 * time.Millisecond))
+	h.DelayNs.Store(int64(5 * time.Millisecond))
 	on.Store(true)
 	for i := 1; i <= 3; i++ {
-		h.tokens.Store(hedgeToken) // one hedge left: not a last resort
+		h.Tokens.Store(hedgeToken) // one hedge left: not a last resort
 		first.Store(true)
 		done := make(chan time.Duration, 1)
 		go func() {
@@ -347,7 +347,7 @@ func TestHedgeLastResortWhenBudgetRunsDry(t *testing.T) {
 			done <- time.Since(t0)
 		}()
 		time.Sleep(time.Millisecond)
-		if !h.take(false) { // another execution's hedge takes the last one
+		if !h.Take(false) { // another execution's hedge takes the last one
 			t.Fatal("the budget held no hedge")
 		}
 		if d := <-done; d < 45*time.Millisecond || d > 500*time.Millisecond {
@@ -374,18 +374,18 @@ func TestHedgeStreamsChargesOnlyLateResponses(t *testing.T) {
 		won, done bool
 		charged   bool
 	}{{false, false, false}, {true, false, false}, {false, true, false}, {true, true, true}} {
-		h.tokens.Store(hedgeBurst)
-		ctx, _, x := h.begin(context.Background(), engine.NopTrace{}, true)
-		x.won, x.done = tc.won, tc.done
+		h.Tokens.Store(hedgeBurst)
+		ctx, _, x := h.Begin(context.Background(), engine.NopTrace{}, true)
+		x.Won, x.Done = tc.won, tc.done
 		sc := o.StreamContext(ctx)
 		sc.StreamStarted(gocql.ObservedStream{})
 		sc.StreamFinished(gocql.ObservedStream{})
 		sc.StreamFinished(gocql.ObservedStream{}) // a retry's stream: charged once at most
-		if charged := h.tokens.Load() < hedgeBurst; charged != tc.charged {
+		if charged := h.Tokens.Load() < hedgeBurst; charged != tc.charged {
 			t.Errorf("won %v, first returned %v: charged %v, want %v", tc.won, tc.done, charged, tc.charged)
 		}
-		if h.tokens.Load() < hedgeBurst-hedgeToken {
-			t.Errorf("charged more than once: budget %d", h.tokens.Load())
+		if h.Tokens.Load() < hedgeBurst-hedgeToken {
+			t.Errorf("charged more than once: budget %d", h.Tokens.Load())
 		}
 	}
 	if next.started.Load() != 4 || next.finished.Load() != 8 {

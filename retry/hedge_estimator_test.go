@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/internal/core/hedge"
 )
 
 // simulateHedged runs n successful hedged executions through the real code path
@@ -38,30 +40,30 @@ func simulateHedged(t *testing.T, h *hedger, n int, lat func() time.Duration) (f
 	hedgedCount, counted := 0, 0
 	host := &gocql.HostInfo{}
 	for i := 0; i < n; i++ {
-		_, tr, spec := h.begin(context.Background(), engine.NopTrace{}, true)
+		_, tr, spec := h.Begin(context.Background(), engine.NopTrace{}, true)
 		x := spec
-		x.picked.Store(true)
-		d := x.h.delay()
-		next := hedgeIterator(fakeHosts{hosts: []*gocql.HostInfo{host}}.Pick(nil), x.h.cfg.inFlight-1+maxRetries, x)
+		x.Picked.Store(true)
+		d := x.H.Delay()
+		next := hedgeIterator(fakeHosts{hosts: []*gocql.HostInfo{host}}.Pick(nil), x.H.Cfg.InFlight-1+maxRetries, x)
 		l1, l2 := lat(), lat()
 		first := next().(*timedHost)
 		now := time.Now()
 		hedged := l1 > d
 		switch {
 		case !hedged:
-			first.at = now.Add(-l1)
+			first.At = now.Add(-l1)
 			first.Mark(nil)
 		case l1 <= d+l2: // the first answers before the hedge does
 			hedge := next().(*timedHost)
-			first.at = now.Add(-l1)
+			first.At = now.Add(-l1)
 			first.Mark(nil)
-			hedge.at = now.Add(-(l1 - d))
+			hedge.At = now.Add(-(l1 - d))
 			hedge.Mark(nil) // cancelled: gocql marks nil
 		default: // the hedge answers first; the first is cancelled afterwards
 			hedge := next().(*timedHost)
-			hedge.at = now.Add(-l2)
+			hedge.At = now.Add(-l2)
 			hedge.Mark(nil)
-			first.at = now.Add(-(d + l2))
+			first.At = now.Add(-(d + l2))
 			first.Mark(nil)
 		}
 		tr.End(nil, 1)
@@ -72,7 +74,7 @@ func simulateHedged(t *testing.T, h *hedger, n int, lat func() time.Duration) (f
 			}
 		}
 	}
-	return float64(hedgedCount) / float64(counted), h.delay()
+	return float64(hedgedCount) / float64(counted), h.Delay()
 }
 
 // trueQuantile is the q-quantile of lat, estimated from m draws.
@@ -82,7 +84,7 @@ func trueQuantile(lat func() time.Duration, q float64, m int) time.Duration {
 		s[i] = int64(lat())
 	}
 	slices.Sort(s)
-	return time.Duration(s[percentileIndex(q, m)])
+	return time.Duration(s[hedge.PercentileIndex(q, m)])
 }
 
 // TestHedgeEstimatorHedgeRateAtDefaultPercentile: with nothing wrong — i.i.d. request latencies
@@ -139,17 +141,17 @@ func TestHedgeEstimatorHedgeRateAtDefaultPercentile(t *testing.T) {
 // answered" (hedge.go:116).
 func TestHedgeEstimatorSameHostRetryInflatesSample(t *testing.T) {
 	h, _ := newHedger([]HedgeOption{HedgeDelayBounds(time.Microsecond, time.Second)})
-	_, tr, spec := h.begin(context.Background(), engine.NopTrace{}, true)
+	_, tr, spec := h.Begin(context.Background(), engine.NopTrace{}, true)
 	x := spec
-	x.picked.Store(true)
+	x.Picked.Store(true)
 	next := hedgeIterator(fakeHosts{hosts: []*gocql.HostInfo{{}}}.Pick(nil), 1+maxRetries, x)
 	sh := next()
 	sh.Mark(errors.New("unavailable")) // attempt 1 fails at once
 	time.Sleep(30 * time.Millisecond)  // execPolicy sleeps the backoff (default up to 50 ms)
 	sh.Mark(nil)                       // attempt 2, same SelectedHost, answers at once
 	tr.End(nil, 2)
-	if got := time.Duration(h.ring[0]); got > 10*time.Millisecond {
-		t.Errorf("sample %v for an answering request that took ~0: includes the failed attempt and the backoff", got)
+	if got := h.Samples(); len(got) > 0 && got[0] > 10*time.Millisecond { // not timed at all: no sample
+		t.Errorf("sample %v for an answering request that took ~0: includes the failed attempt and the backoff", got[0])
 	}
 }
 
@@ -162,21 +164,21 @@ func TestHedgeEstimatorUnhedgedStatementsSetDelay(t *testing.T) {
 	h, _ := newHedger([]HedgeOption{HedgeDelayBounds(100*time.Microsecond, time.Second)})
 	for i := 0; i < 256; i++ {
 		if i%64 == 0 { // 4 LWTs of 256 (1.6%), not hedged: end-to-end ~ 40 ms
-			_, tr, _ := h.begin(context.Background(), engine.NopTrace{}, false)
-			tr.(*hedgeExec).start = time.Now().Add(-40 * time.Millisecond)
+			_, tr, _ := h.Begin(context.Background(), engine.NopTrace{}, false)
+			tr.(*hedgeExec).Start = time.Now().Add(-40 * time.Millisecond)
 			tr.End(nil, 1)
 			continue
 		}
-		_, tr, spec := h.begin(context.Background(), engine.NopTrace{}, true)
+		_, tr, spec := h.Begin(context.Background(), engine.NopTrace{}, true)
 		x := spec
-		x.picked.Store(true)
+		x.Picked.Store(true)
 		next := hedgeIterator(fakeHosts{hosts: []*gocql.HostInfo{{}}}.Pick(nil), 1, x)
 		sh := next().(*timedHost)
-		sh.at = time.Now().Add(-time.Millisecond) // hedgeable writes answer in 1 ms
+		sh.At = time.Now().Add(-time.Millisecond) // hedgeable writes answer in 1 ms
 		sh.Mark(nil)
 		tr.End(nil, 1)
 	}
-	if d := h.delay(); d > 5*time.Millisecond {
+	if d := h.Delay(); d > 5*time.Millisecond {
 		t.Errorf("hedge delay %v for writes that all answer in 1 ms: set by 1.6%% unhedgeable statements", d)
 	}
 }
@@ -434,15 +436,7 @@ func (tr *rvTrace) End(error, int) {
 	tr.t.mu.Unlock()
 }
 
-func samples(h *hedger) []time.Duration {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []time.Duration
-	for i := 0; i < min(h.n, hedgeWindow); i++ {
-		out = append(out, time.Duration(h.ring[i]))
-	}
-	return out
-}
+func samples(h *hedger) []time.Duration { return h.Samples() }
 
 // TestHedgeEstimatorRealGocqlTiming: on gocql's real executor, with the delay fixed at 20 ms:
 //   - every first EXECUTE dropped, hedges answered after 2 ms: the sample is the
@@ -584,7 +578,7 @@ func TestHedgeEstimatorRealGocqlConcurrent(t *testing.T) {
 	}
 	got := samples(p.cfg.hedge)
 	slices.Sort(got)
-	t.Logf("%d samples, largest %v; delay %v", len(got), got[len(got)-3:], p.cfg.hedge.delay())
+	t.Logf("%d samples, largest %v; delay %v", len(got), got[len(got)-3:], p.cfg.hedge.Delay())
 }
 
 // TestHedgeEstimatorRealGocqlDoubleLossRaisesDelay: on gocql's real executor, 256 writes that
@@ -627,7 +621,7 @@ func TestHedgeEstimatorRealGocqlDoubleLossRaisesDelay(t *testing.T) {
 			var maxDelay time.Duration
 			slowDelay := 0 // executions run with a delay above 50 ms
 			for i := 0; i < 256; i++ {
-				if d := p.cfg.hedge.delay(); i >= 32 {
+				if d := p.cfg.hedge.Delay(); i >= 32 {
 					maxDelay = max(maxDelay, d)
 					if d > 50*time.Millisecond {
 						slowDelay++
@@ -691,7 +685,7 @@ func TestHedgeEstimatorRealGocqlLostResponsesLatchDelay(t *testing.T) {
 			on.Store(true)
 			atCeiling := 0
 			for i := 0; i < 256; i++ {
-				if i >= 64 && p.cfg.hedge.delay() >= 100*time.Millisecond {
+				if i >= 64 && p.cfg.hedge.Delay() >= 100*time.Millisecond {
 					atCeiling++
 				}
 				if err := p.Exec(context.Background(), sess.Query(`INSERT INTO ks.t (id, v) VALUES (?, ?)`, i, "v")); err != nil {
@@ -701,7 +695,7 @@ func TestHedgeEstimatorRealGocqlLostResponsesLatchDelay(t *testing.T) {
 			got := samples(p.cfg.hedge)
 			slices.Sort(got)
 			t.Logf("delay %v; %d of the last 192 executions ran with a delay ≥ the client timeout; samples: median %v, 5 largest %v",
-				p.cfg.hedge.delay(), atCeiling, got[len(got)/2], got[len(got)-5:])
+				p.cfg.hedge.Delay(), atCeiling, got[len(got)/2], got[len(got)-5:])
 			if atCeiling > 0 {
 				t.Errorf("%d of 192 executions ran with a hedge delay ≥ the 100 ms client timeout (10%% of responses lost, every answering request ~1 ms)", atCeiling)
 			}

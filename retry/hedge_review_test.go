@@ -154,15 +154,15 @@ func TestReviewHedgeBudgetSmallRatio(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h.tokens.Store(0) // spent
+		h.Tokens.Store(0) // spent
 		const execs = 10000
 		for i := 0; i < execs; i++ { // executions offered for hedging, none hedged
-			_, tr, x := h.begin(context.Background(), engine.NopTrace{}, true)
-			x.picked.Store(true)
+			_, tr, x := h.Begin(context.Background(), engine.NopTrace{}, true)
+			x.Picked.Store(true)
 			tr.End(nil, 1)
 		}
 		want := ratio * execs // lost hedges the budget should allow again
-		got := float64(h.tokens.Load()) / hedgeToken
+		got := float64(h.Tokens.Load()) / hedgeToken
 		t.Logf("HedgeBudget(%v): after %d executions the budget holds %.2f hedges, want %.2f", ratio, execs, got, want)
 		if got < 0.9*want {
 			t.Errorf("HedgeBudget(%v): %d executions refilled %.2f hedges, want %.2f", ratio, execs, got, want)
@@ -207,7 +207,7 @@ func TestReviewHedgeDeadlineLosesInFlightHedge(t *testing.T) {
 	for i := 0; i < rounds; i++ {
 		k.Store(0)
 		hedge1Seen.Store(false)
-		p.cfg.hedge.tokens.Store(hedgeBurst)
+		p.cfg.hedge.Tokens.Store(hedgeBurst)
 		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Millisecond)
 		err := p.Exec(ctx, sess.Query(hrStmt, i, "v"))
 		cancel()
@@ -271,7 +271,7 @@ func TestReviewHedgeSentButNeverSent(t *testing.T) {
 	srv.on.Store(true)
 	const n = 600
 	for i := 0; i < n; i++ {
-		p.cfg.hedge.tokens.Store(hedgeBurst / 2)
+		p.cfg.hedge.Tokens.Store(hedgeBurst / 2)
 		if err := p.Exec(context.Background(), sess.Query(hrStmt, i, "v")); err != nil {
 			t.Fatalf("execution %d: %v", i, err)
 		}
@@ -332,7 +332,7 @@ func TestReviewHedgeAttemptAfterEnd(t *testing.T) {
 	for i := 0; i < rounds; i++ {
 		k.Store(0)
 		returned.Store(false)
-		p.cfg.hedge.tokens.Store(hedgeBurst)
+		p.cfg.hedge.Tokens.Store(hedgeBurst)
 		if err := p.Exec(context.Background(), sess.Query(hrStmt, i, "v")); err != nil {
 			t.Fatalf("round %d: %v", i, err)
 		}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/internal/core/hedge"
 )
 
 func TestHedgeDelayPercentile(t *testing.T) {
@@ -50,9 +52,9 @@ func TestHedgeDelayPercentile(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := 0; i < tc.n; i++ {
-				h.record(tc.samples(i))
+				h.Record(tc.samples(i))
 			}
-			if got := h.delay(); got != tc.want {
+			if got := h.Delay(); got != tc.want {
 				t.Errorf("delay %v, want %v", got, tc.want)
 			}
 		})
@@ -153,11 +155,11 @@ func TestHedgeOnlyRepeatablePinned(t *testing.T) {
 			t.Errorf("%s: run to be hedged %v, want %v", tc.stmt, pq.hedge != nil, tc.hedged)
 		}
 		hosts.Pick(pq.query)
-		x, _ := pq.query.Context().Value(hedgeKey{}).(*hedgeExec)
+		x := hedge.First[gocql.SelectedHost](pq.query.Context())
 		if (x != nil) != tc.hedged {
 			t.Errorf("%s: marked for hedging %v, want %v", tc.stmt, x != nil, tc.hedged)
 		}
-		if x != nil && !x.picked.Load() {
+		if x != nil && !x.Picked.Load() {
 			t.Errorf("%s: not seen as picked through HedgingHosts", tc.stmt)
 		}
 	}
@@ -168,8 +170,8 @@ func TestHedgeOnlyRepeatablePinned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := pq.query.Context().Value(hedgeKey{}).(*hedgeExec)
-	if x.picked.Load() {
+	x := hedge.First[gocql.SelectedHost](pq.query.Context())
+	if x.Picked.Load() {
 		t.Errorf("picked without HedgingHosts")
 	}
 
@@ -258,23 +260,23 @@ func TestHedgeIteratorNeverRunsDry(t *testing.T) {
 // through HedgingHosts) and failures give nothing.
 func TestHedgeRecordsLatency(t *testing.T) {
 	h, _ := newHedger([]HedgeOption{HedgeDelayBounds(time.Microsecond, time.Second)})
-	_, tr, spec := h.begin(context.Background(), engine.NopTrace{}, true)
+	_, tr, spec := h.Begin(context.Background(), engine.NopTrace{}, true)
 	x := spec
-	x.picked.Store(true)
-	x.start = time.Now().Add(-2 * time.Second) // the execution took 2 s …
+	x.Picked.Store(true)
+	x.Start = time.Now().Add(-2 * time.Second) // the execution took 2 s …
 	next := hedgeIterator(fakeHosts{hosts: []*gocql.HostInfo{{}}}.Pick(nil), 1, x)
 	first, hedge := next(), next()
-	first.(*timedHost).at = x.start                               // … its first request was lost,
-	hedge.(*timedHost).at = time.Now().Add(-5 * time.Millisecond) // … a hedge answered in 5 ms
+	first.(*timedHost).At = x.Start                               // … its first request was lost,
+	hedge.(*timedHost).At = time.Now().Add(-5 * time.Millisecond) // … a hedge answered in 5 ms
 	hedge.Mark(nil)
 	first.Mark(nil) // cancelled after the answer: gocql marks it nil too
 	tr.End(nil, 1)
-	_, tr, _ = h.begin(context.Background(), engine.NopTrace{}, false)
+	_, tr, _ = h.Begin(context.Background(), engine.NopTrace{}, false)
 	tr.End(nil, 1)
-	_, tr, _ = h.begin(context.Background(), engine.NopTrace{}, false)
+	_, tr, _ = h.Begin(context.Background(), engine.NopTrace{}, false)
 	tr.End(context.Canceled, 1) // failures are not latencies
-	if h.n != 1 || time.Duration(h.ring[0]) < 5*time.Millisecond || time.Duration(h.ring[0]) > time.Second {
-		t.Errorf("samples %d: %v", h.n, h.ring[:2])
+	if got := h.Samples(); len(got) != 1 || got[0] < 5*time.Millisecond || got[0] > time.Second {
+		t.Errorf("samples: %v", got)
 	}
 }
 
@@ -318,12 +320,12 @@ func TestHedgeTraceHearsHedges(t *testing.T) {
 				t.Fatal(err)
 			}
 			rec := &hedgeTrace{}
-			_, tr, _ := h.begin(context.Background(), rec, tc.repeatable)
+			_, tr, _ := h.Begin(context.Background(), rec, tc.repeatable)
 			x := tr.(*hedgeExec)
-			x.picked.Store(true)
+			x.Picked.Store(true)
 			armed := time.Now()
-			x.sent, x.won, x.delay, x.armed = tc.sent, tc.won, delay, armed
-			x.handed.Store(int32(tc.sent)) // each was given a host
+			x.Sent, x.Won, x.Delay, x.Armed = tc.sent, tc.won, delay, armed
+			x.Handed.Store(int32(tc.sent)) // each was given a host
 			tr.End(tc.err, 1)
 			want := []string{"end"}
 			if tc.want > 0 {
@@ -351,7 +353,7 @@ func TestHedgeHostsAnotherHostFirst(t *testing.T) {
 	b.SetHostID("b")
 	c.SetHostID("c")
 	h, _ := newHedger(nil)
-	_, _, x := h.begin(context.Background(), engine.NopTrace{}, true)
+	_, _, x := h.Begin(context.Background(), engine.NopTrace{}, true)
 	inner := fakeHosts{hosts: []*gocql.HostInfo{a, b, c}}
 	first := hedgeIterator(inner.Pick(nil), 0, x)
 	if got := first().Info(); got != a {
@@ -373,7 +375,7 @@ func TestHedgeHostsAnotherHostFirst(t *testing.T) {
 	if !reflect.DeepEqual(again, []string{"b", "c"}) {
 		t.Errorf("hosts given again %v, want [b c] (the first execution's last, at most 2)", again)
 	}
-	if x.handed.Load() != 2 {
-		t.Errorf("%d hedges counted as given a host, want 2", x.handed.Load())
+	if x.Handed.Load() != 2 {
+		t.Errorf("%d hedges counted as given a host, want 2", x.Handed.Load())
 	}
 }

@@ -93,7 +93,7 @@ func (p *Policy) pin(ctx context.Context, q *gocql.Query, c execConfig) (pinned,
 	}
 	v := st.Verdict
 	var hx *hedgeExec
-	st.Ctx, st.Trace, hx = p.cfg.hedge.begin(st.Ctx, st.Trace, v.Idempotent && ts != 0) // hedge only the repeatable and pinned
+	st.Ctx, st.Trace, hx = p.cfg.hedge.Begin(st.Ctx, st.Trace, v.Idempotent && ts != 0) // hedge only the repeatable and pinned
 	out := q.WithContext(st.Ctx)
 	out.Idempotent(v.Idempotent).RetryPolicy(execPolicy{st: st})
 	// Never gocql's speculative executions: one that finds no host answers
@@ -151,7 +151,7 @@ func (p *Policy) pinBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch,
 	}
 	v := st.Verdict
 	var hx *hedgeExec
-	st.Ctx, st.Trace, hx = p.cfg.hedge.begin(st.Ctx, st.Trace, v.Idempotent) // a batch is always pinned
+	st.Ctx, st.Trace, hx = p.cfg.hedge.Begin(st.Ctx, st.Trace, v.Idempotent) // a batch is always pinned
 	out := b.WithContext(st.Ctx)
 	// gocql treats a batch as idempotent only when every entry is marked. The entries
 	// are shared with the caller's batch: copy before marking them, unless they are
@@ -225,7 +225,7 @@ func (p *Policy) execPinned(pq pinned) error {
 		err = pq.query.Exec()
 	} else {
 		var herrs []error
-		herrs, err = pq.hedge.run(pq.query.Exec, hedgeOf(pq.query))
+		herrs, err = pq.hedge.Run(pq.query.Exec, hedgeOf(pq.query))
 		pq.state.HedgeFailed(herrs)
 	}
 	if err != nil {
@@ -289,7 +289,7 @@ func (p *Policy) execPinnedBatch(s *gocql.Session, pb pinnedBatch) error {
 	} else {
 		var herrs []error
 		first, again := hedgeOfBatch(s, pb.batch)
-		herrs, err = pb.hedge.run(first, again)
+		herrs, err = pb.hedge.Run(first, again)
 		pb.state.HedgeFailed(herrs)
 	}
 	if err != nil {
