@@ -18,6 +18,7 @@ type Option func(*config) error
 type config struct {
 	engine.Config
 	outbox Recorder
+	hedge  *hedger // nil: no hedging
 }
 
 // defaults are documented on NewPolicy.
@@ -95,6 +96,29 @@ func WithPolicy(p *Policy) Option {
 // may be the problem (paused, overloaded). On a single node there is no next host and
 // such errors are then not retried.
 func WithTimeoutsOnNextHost() Option { return set(engine.WithTimeoutsOnNextHost()) }
+
+// WithHedging hedges what is safe to repeat: a write the Policy judges repeatable, with
+// its pinned timestamp, is hedged — a second copy sent to another host when the first
+// has not answered after a delay drawn from this Policy's recent hedged requests that
+// answered. Counters, list appends, LWTs and anything else not repeatable are never
+// hedged. Defaults (see the Hedge… options): delay at the 99th percentile of the last
+// 256 executions, within [2 ms, 250 ms] (250 ms until 32 were seen); at most 3
+// executions of a statement in flight (two hedges); hedges that lose (the first
+// answered first) held to 5% of executions over time, plus 100 at most in bursts
+// (HedgeBudget; hedges that win cost nothing). The session must pick hosts through
+// HedgingHosts, else nothing is hedged (see there why); with HedgeStreams as its
+// StreamObserver, a hedge that won only by overtaking a first request that answered
+// after all costs the budget too.
+func WithHedging(opts ...HedgeOption) Option {
+	return func(c *config) error {
+		h, err := newHedger(opts)
+		if err != nil {
+			return err
+		}
+		c.hedge = h
+		return nil
+	}
+}
 
 // ServicePreset is a preset for request-serving services, where a caller is waiting:
 // 3 attempts, backoff 20 ms doubling to at most 250 ms, with jitter. Worst case it adds

@@ -51,6 +51,7 @@ type pinned struct {
 	verdict   Verdict
 	timestamp int64 // 0 for reads: nothing to pin
 	state     *execState
+	hedge     *hedgeExec // nil: not hedged
 }
 
 // pinnedBatch is one execution of a batch, prepared by pinBatch.
@@ -59,6 +60,7 @@ type pinnedBatch struct {
 	verdict   Verdict
 	timestamp int64
 	state     *execState
+	hedge     *hedgeExec
 }
 
 // schemaFor is the Policy's schema, else s's.
@@ -90,6 +92,8 @@ func (p *Policy) pin(ctx context.Context, q *gocql.Query, c execConfig) (pinned,
 		return pinned{}, err
 	}
 	v := st.Verdict
+	var hx *hedgeExec
+	st.Ctx, st.Trace, hx = p.cfg.hedge.Begin(st.Ctx, st.Trace, v.Idempotent && ts != 0) // hedge only the repeatable and pinned
 	//lint:ignore SA1019 WithContext is v2.1.2's one way to copy a Query; the copy carries this execution's settings
 	out := q.WithContext(st.Ctx)
 	// Marked idempotent on the wire whatever the verdict: the v2 driver asks the retry
@@ -102,12 +106,13 @@ func (p *Policy) pin(ctx context.Context, q *gocql.Query, c execConfig) (pinned,
 	out.Idempotent(true).RetryPolicy(execPolicy{st: st})
 	// Never gocql's speculative executions: one that finds no host answers
 	// ErrNoConnections while the real attempt is in flight, which would read as
-	// "nothing applied"; the session's own policy is not used.
+	// "nothing applied"; the session's own policy is not used. The Policy hedges itself
+	// (hedge.Exec.Run).
 	out.SetSpeculativeExecutionPolicy(&gocql.NonSpeculativeExecution{})
 	if ts != 0 {
 		out.WithTimestamp(ts)
 	}
-	return pinned{query: out, values: values, verdict: v, timestamp: ts, state: st}, nil
+	return pinned{query: out, values: values, verdict: v, timestamp: ts, state: st, hedge: hx}, nil
 }
 
 // batchVerdict judges a batch executed at timestamp at (0: not known): idempotent iff
@@ -153,6 +158,8 @@ func (p *Policy) pinBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch,
 		return pinnedBatch{}, err
 	}
 	v := st.Verdict
+	var hx *hedgeExec
+	st.Ctx, st.Trace, hx = p.cfg.hedge.Begin(st.Ctx, st.Trace, v.Idempotent) // a batch is always pinned
 	//lint:ignore SA1019 WithContext is v2.1.2's one way to copy a Batch; the copy carries this execution's settings
 	out := b.WithContext(st.Ctx)
 	// The driver treats a batch as idempotent only when every entry is marked, and asks
@@ -171,7 +178,7 @@ func (p *Policy) pinBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch,
 	out.RetryPolicy(execPolicy{st: st})
 	out.WithTimestamp(ts)
 	out.SpeculativeExecutionPolicy(&gocql.NonSpeculativeExecution{}) // see pin
-	return pinnedBatch{batch: out, verdict: v, timestamp: ts, state: st}, nil
+	return pinnedBatch{batch: out, verdict: v, timestamp: ts, state: st, hedge: hx}, nil
 }
 
 // batchNames are batchName's answers for small batches, made once.
@@ -223,7 +230,18 @@ func (p *Policy) execPinned(pq pinned) error {
 		pq.state.Trace.End(err, 0)
 		return err // nothing sent
 	}
-	err := pq.query.ExecContext(pq.state.Ctx)
+	var err error
+	if pq.hedge == nil {
+		err = pq.query.ExecContext(pq.state.Ctx)
+	} else {
+		// A hedge is the same query executed with the hedge's context: the v2 driver
+		// gives each execution its own state (routing, metrics), and the context is
+		// what HedgingHosts reads.
+		var herrs []error
+		q := pq.query
+		herrs, err = pq.hedge.Run(func() error { return q.ExecContext(pq.state.Ctx) }, q.ExecContext)
+		pq.state.HedgeFailed(herrs)
+	}
 	if err != nil {
 		stmt := Statement{CQL: pq.state.Statement, Values: pq.values}
 		err = p.outcome(err, pq.timestamp, pq.state, false, gocql.UnloggedBatch, []Statement{stmt})
@@ -262,8 +280,18 @@ func (p *Policy) execPinnedBatch(s *gocql.Session, pb pinnedBatch) error {
 		pb.state.Trace.End(err, 0)
 		return err // nothing sent
 	}
-	//lint:ignore SA1019 ExecuteBatch runs b on s, as documented (Batch.ExecContext would use the session b was made from)
-	err := s.ExecuteBatch(pb.batch)
+	var err error
+	if pb.hedge == nil {
+		err = execBatch(s, pb.batch)
+	} else {
+		var herrs []error
+		b := pb.batch
+		herrs, err = pb.hedge.Run(func() error { return execBatch(s, b) }, func(ctx context.Context) error {
+			//lint:ignore SA1019 WithContext is v2.1.2's one way to copy a Batch; the hedge's copy carries its context
+			return execBatch(s, b.WithContext(ctx))
+		})
+		pb.state.HedgeFailed(herrs)
+	}
 	if err != nil {
 		stmts := make([]Statement, len(pb.batch.Entries))
 		for i, e := range pb.batch.Entries {
@@ -273,6 +301,12 @@ func (p *Policy) execPinnedBatch(s *gocql.Session, pb pinnedBatch) error {
 	}
 	pb.state.End(err)
 	return err
+}
+
+// execBatch runs b on s.
+func execBatch(s *gocql.Session, b *gocql.Batch) error {
+	//lint:ignore SA1019 ExecuteBatch runs b on s, as documented (Batch.ExecContext would use the session b was made from)
+	return s.ExecuteBatch(b)
 }
 
 // outcome turns the final error of an execution into what the caller gets: an

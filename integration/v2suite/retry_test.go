@@ -23,6 +23,12 @@ import (
 // proxy in front of the node (protocol v4, as the v1 suites: the proxy reads v4 frames).
 func proxied(t testing.TB, ks string, timeout time.Duration) (*gocql.Session, *faultproxy.Proxy) {
 	t.Helper()
+	return proxiedWith(t, ks, timeout, nil)
+}
+
+// proxiedWith is proxied with edit applied to the cluster configuration (nil: none).
+func proxiedWith(t testing.TB, ks string, timeout time.Duration, edit func(*gocql.ClusterConfig)) (*gocql.Session, *faultproxy.Proxy) {
+	t.Helper()
 	px, err := faultproxy.Start(node.Hosts()[0])
 	if err != nil {
 		t.Fatal(err)
@@ -40,6 +46,9 @@ func proxied(t testing.TB, ks string, timeout time.Duration) (*gocql.Session, *f
 	cl.NumConns = 2
 	cl.DisableInitialHostLookup = true
 	cl.AddressTranslator = gocql.AddressTranslatorFunc(func(net.IP, int) (net.IP, int) { return ip, port })
+	if edit != nil {
+		edit(cl)
+	}
 	s, err := cl.CreateSession()
 	if err != nil {
 		t.Fatal(err)
