@@ -379,3 +379,17 @@ func TestHedgeHostsAnotherHostFirst(t *testing.T) {
 		t.Errorf("%d hedges counted as given a host, want 2", x.Handed.Load())
 	}
 }
+
+// TestHedgingHostsNilInner: gocql v1.7 defaults a nil PoolConfig.HostSelectionPolicy to
+// round robin (session.go:172), so HedgingHosts(nil) wraps round robin: returning nil
+// left a session configured as HedgingHosts(cluster.PoolConfig.HostSelectionPolicy)
+// without the wrapper, and nothing was hedged (found by review).
+func TestHedgingHostsNilInner(t *testing.T) {
+	cl := gocql.NewCluster("127.0.0.1")
+	cl.PoolConfig.HostSelectionPolicy = HedgingHosts(cl.PoolConfig.HostSelectionPolicy)
+	switch cl.PoolConfig.HostSelectionPolicy.(type) {
+	case hedgingHosts, readyHedgingHosts:
+	default:
+		t.Fatalf("HedgingHosts(nil) = %T, want the wrapper over round robin", cl.PoolConfig.HostSelectionPolicy)
+	}
+}

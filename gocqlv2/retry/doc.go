@@ -30,8 +30,16 @@
 // Do runs multi-statement work, re-running its function with the steps that succeeded
 // skipped and the failed one re-sent at its first timestamp (see Do).
 //
+// WithHedging sends a second copy of a slow repeatable write to another coordinator;
+// the session picks hosts through HedgingHosts (and, to charge hedges that only
+// overtook a slow request, observes streams through HedgeStreams):
+//
+//	cluster.PoolConfig.HostSelectionPolicy = retry.HedgingHosts(gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy()))
+//	cluster.StreamObserver = retry.HedgeStreams(cluster.StreamObserver)
+//	policy := retry.NewPolicy(retry.ServicePreset(), retry.WithHedging())
+//
 // Beside this package, for the v2 driver: eventlog and outbox (gocqlv2/eventlog,
 // gocqlv2/outbox), with the same file format as the v1.7 outbox. Not on v2 yet (issue
-// #26; docs/drivers.md has the plan): WithHedging, and the packages overwrite,
-// tombstone, keymigrate, settle and otel.
+// #26; docs/drivers.md has the plan): the packages overwrite, tombstone, keymigrate,
+// settle and otel.
 package retry

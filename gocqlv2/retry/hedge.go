@@ -73,8 +73,9 @@ var hostOps = &hedge.Ops[gocql.SelectedHost]{
 		return info != nil && info.IsUp()
 	},
 	Same: func(a, b gocql.SelectedHost) bool { return sameHost(a.Info(), b.Info()) },
-	Timed: func(h gocql.SelectedHost, t *hedge.Timing) gocql.SelectedHost {
-		return &timedHost{SelectedHost: h, Timing: t}
+	Timed: func(h gocql.SelectedHost) (gocql.SelectedHost, *hedge.Timing) {
+		t := &timedHost{SelectedHost: h}
+		return t, &t.Timing
 	},
 }
 
@@ -90,7 +91,7 @@ func sameHost(a, b *gocql.HostInfo) bool {
 // the request's Timing too (see hedge.Timing.Mark).
 type timedHost struct {
 	gocql.SelectedHost
-	*hedge.Timing
+	hedge.Timing
 }
 
 func (t *timedHost) Mark(err error) {
@@ -109,11 +110,13 @@ func (t *timedHost) Mark(err error) {
 // finds one on a single node); a hedge's gives the hosts inner would that none of the
 // execution's requests was given, then those given that are up. On a single node a
 // hedge therefore goes to the same node. Statements the Policy does not hedge see
-// inner's iterator unchanged. nil inner is an error at session creation in the driver;
-// HedgingHosts(nil) returns nil.
+// inner's iterator unchanged. A nil inner is the driver's default for a nil policy,
+// round robin, so that cluster.PoolConfig.HostSelectionPolicy =
+// retry.HedgingHosts(cluster.PoolConfig.HostSelectionPolicy) hedges on a fresh cluster
+// configuration too.
 func HedgingHosts(inner gocql.HostSelectionPolicy) gocql.HostSelectionPolicy {
 	if inner == nil {
-		return nil
+		inner = gocql.RoundRobinHostPolicy()
 	}
 	if r, ok := inner.(gocql.ReadyPolicy); ok {
 		return readyHedgingHosts{hedgingHosts{inner}, r}

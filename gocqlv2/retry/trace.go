@@ -9,7 +9,7 @@ import "github.com/cqlsafe/cqlsafe/internal/core/engine"
 // each attempt's host and latency — find there whatever Begin put in it (a span).
 // Implementations must be safe for concurrent use and fast: they run on the hot path.
 // A Trace that also implements HedgeTrace hears of the hedges of a hedged execution
-// (WithHedging, in the gocql v1.7 module; not yet on v2).
+// (WithHedging).
 type Tracer = engine.Tracer
 
 // Trace is one execution's record. Attempt is called after each failed attempt (the

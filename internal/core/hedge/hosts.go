@@ -8,11 +8,13 @@ import (
 
 // Ops is what hedging needs to know of a driver's selected host S (the zero S is "no
 // host"): whether it is known and up, whether two are the same host (by identity, else
-// by host id), and S wrapped so that the driver's Mark on it reaches a Timing.
+// by host id), and S wrapped so that the driver's Mark on it reaches a Timing — the
+// wrapper holds the Timing (one allocation per host handed out) and returns it, for
+// hedging to set.
 type Ops[S comparable] struct {
 	Up    func(S) bool
 	Same  func(a, b S) bool
-	Timed func(S, *Timing) S
+	Timed func(S) (S, *Timing)
 }
 
 // MaxRetries bounds the re-used hosts an execution's own retries may take (a retry
@@ -121,11 +123,13 @@ func timed[S comparable](h S, x *Exec[S], ops *Ops[S]) S {
 		return h
 	}
 	x.give(h)
-	return ops.Timed(h, &Timing{answer: &x.answerNs, At: time.Now()})
+	w, tm := ops.Timed(h)
+	tm.answer, tm.At = &x.answerNs, time.Now()
+	return w
 }
 
 // Timing times one request of a hedged execution: the host given to it, wrapped by the
-// adapter (Ops.Timed), passes the driver's Mark on to it.
+// adapter (Ops.Timed, which holds it by value), passes the driver's Mark on to it.
 type Timing struct {
 	answer *atomic.Int64
 	At     time.Time
