@@ -1,0 +1,351 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"regexp"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	v2 "github.com/apache/cassandra-gocql-driver/v2"
+	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/gocqlv2/clientid"
+	retryv2 "github.com/cqlsafe/cqlsafe/gocqlv2/retry"
+	"github.com/cqlsafe/cqlsafe/integration/faultproxy"
+)
+
+// The fault scenarios the v2 driver's packages are in (retry with Do and hedging,
+// eventlog's appends are retry's): the same three nodes, proxies and checks of what
+// Cassandra holds as the gocql v1.7 scenarios; the session under test is the Apache
+// driver v2's, the checks read through the v1.7 direct session.
+
+// v2Session opens a v2 session on e's keyspace whose connection to node i goes through
+// e.proxies[i] (token-aware, through HedgingHosts when hedged).
+func v2Session(t *testing.T, e *env, timeout time.Duration, hedged bool) *v2.Session {
+	t.Helper()
+	byIP := map[string]int{}
+	for i, px := range e.proxies {
+		byIP[cluster.Addr(i)] = px.Port()
+	}
+	cl := v2.NewCluster(e.proxies[0].Addr())
+	cl.ProtoVersion = 4 // the proxy reads v4 frames
+	cl.Keyspace = e.ks
+	cl.Consistency = v2.Quorum
+	cl.Timeout = timeout
+	cl.ConnectTimeout = 5 * time.Second
+	if hedged {
+		cl.PoolConfig.HostSelectionPolicy = retryv2.HedgingHosts(v2.TokenAwareHostPolicy(v2.RoundRobinHostPolicy()))
+		cl.StreamObserver = retryv2.HedgeStreams(nil)
+	}
+	cl.AddressTranslator = v2.AddressTranslatorFunc(func(ip net.IP, port int) (net.IP, int) {
+		if p, ok := byIP[ip.String()]; ok {
+			return net.IPv4(127, 0, 0, 1), p
+		}
+		return ip, port
+	})
+	s, err := cl.CreateSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+func policyV2(extra ...retryv2.Option) *retryv2.Policy {
+	return retryv2.NewPolicy(append([]retryv2.Option{retryv2.WithMaxAttempts(8),
+		retryv2.WithBackoff(20*time.Millisecond, 500*time.Millisecond), retryv2.WithTimeoutsOnNextHost()}, extra...)...)
+}
+
+// TestV2FaultsCountersUnderUnavailable is TestFaultsCountersUnderUnavailable on the v2
+// driver: one counter request in four answered Unavailable before it reaches
+// Cassandra; the Policy retries the counter on the next coordinator and the count ends
+// exact.
+func TestV2FaultsCountersUnderUnavailable(t *testing.T) {
+	e := newEnv(t, 2*time.Second)
+	e.exec(t, `CREATE TABLE hits (id int PRIMARY KEY, n counter)`)
+	s := v2Session(t, e, 2*time.Second, false)
+	e.setRule(everyNth(4, faultproxy.Writes("UPDATE hits"), faultproxy.Reply(faultproxy.Unavailable())))
+	ctx := context.Background()
+	p := policyV2()
+	const n = 200
+	var acked int64
+	for i := 0; i < n; i++ {
+		if err := p.Exec(ctx, s.Query(`UPDATE hits SET n = n + 1 WHERE id = 1`)); err != nil {
+			t.Errorf("increment %d: %v", i, err)
+			continue
+		}
+		acked++
+	}
+	e.setRule(nil)
+	var replied int64
+	for _, px := range e.proxies {
+		replied += px.Stats().Replied.Load()
+	}
+	var got int64
+	if err := e.direct.Query(`SELECT n FROM hits WHERE id = 1`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	result{Scenario: "6. (v2 driver) counter `+1` ×200 under injected Unavailable, cqlsafe policy", Attempted: n, Acked: acked,
+		Lost: n - got, Dups: max(0, got-n), Faults: itoa(replied) + " Unavailable answered before Cassandra"}.log(t)
+	if replied == 0 || got != n || acked != n {
+		t.Fatalf("counter = %d after %d acked increments (%d Unavailable injected), want exactly %d", got, acked, replied, n)
+	}
+}
+
+// naiveV2 retries any error on the same host, up to 3 times: what hand-written retry
+// code does (harness.NaiveRetry, for the v2 driver).
+type naiveV2 struct{}
+
+func (naiveV2) Attempt(q v2.RetryableQuery) bool { return q.Attempts() <= 3 }
+func (naiveV2) GetRetryType(error) v2.RetryType  { return v2.Retry }
+
+// TestV2FaultsLoggedBatchInBatchLog is TestFaultsLoggedBatchInBatchLog on the v2
+// driver: a logged batch's write times out after it reached the batch log (write type
+// BATCH); the Policy does not re-send it (ErrBatchLogged), the naive retry does and its
+// list append applies twice.
+func TestV2FaultsLoggedBatchInBatchLog(t *testing.T) {
+	e := newEnv(t, 2*time.Second)
+	e.exec(t, `CREATE TABLE l (id int PRIMARY KEY, items list<int>)`, `CREATE TABLE kv (id int PRIMARY KEY, v text)`)
+	s := v2Session(t, e, 2*time.Second, false)
+	isBatch := func(r faultproxy.Request) bool { return r.Opcode == faultproxy.OpBatch }
+	batch := func(id int) *v2.Batch {
+		return s.Batch(v2.LoggedBatch).
+			Query(`UPDATE l SET items = items + [1] WHERE id = ?`, id).
+			Query(`INSERT INTO kv (id, v) VALUES (?, 'x')`, id)
+	}
+	ctx := context.Background()
+	p := policyV2()
+	const n = 20
+	var logged, dupSafe, dupNaive int64
+	for i := 0; i < n; i++ {
+		_ = batch(1000 + i).Exec() // warm the prepared statements, fault-free
+		e.setRule(faultproxy.Next(1, isBatch, faultproxy.ForwardThenReply(faultproxy.WriteTimeout("BATCH"))))
+		if err := p.ExecBatch(ctx, s, batch(i)); errors.Is(err, retryv2.ErrBatchLogged) {
+			logged++
+		} else {
+			t.Errorf("batch %d: %v, want ErrBatchLogged", i, err)
+		}
+		e.setRule(faultproxy.Next(1, isBatch, faultproxy.ForwardThenReply(faultproxy.WriteTimeout("BATCH"))))
+		nb := batch(100 + i).RetryPolicy(naiveV2{})
+		for k := range nb.Entries {
+			nb.Entries[k].Idempotent = true // the v2 driver retries only batches so marked
+		}
+		_ = nb.Exec()
+		e.setRule(nil)
+		if k := items(t, e, i); k != 1 {
+			dupSafe++
+		}
+		if k := items(t, e, 100+i); k > 1 {
+			dupNaive++
+		}
+	}
+	result{Scenario: "7. (v2 driver) logged batch (list append + insert) ×20, cqlsafe policy", Attempted: n, Acked: logged, Dups: dupSafe,
+		Faults: "write timeout BATCH after Cassandra applied it"}.log(t)
+	result{Scenario: "7. (v2 driver) the same, **naive retry** (negative control)", Attempted: n, Acked: n, Dups: dupNaive,
+		Faults: "same"}.log(t)
+	if dupSafe != 0 || logged != n {
+		t.Fatalf("cqlsafe: %d batches reported ErrBatchLogged, %d duplicated; want %d and 0", logged, dupSafe, n)
+	}
+	if dupNaive == 0 {
+		t.Fatal("negative control: the naive retry duplicated nothing; the fault did not bite")
+	}
+}
+
+// stamp is what differs between two errors of one kind: the timestamp, a local port.
+var stamp = regexp.MustCompile(`\(timestamp \d+\)|127\.0\.0\.1:\d+->`)
+
+// TestV2DoUnderConnectionResets is TestDoUnderConnectionResets on the v2 driver:
+// two-statement workflows through retry.Do while every client connection is reset
+// every 100 ms; each acknowledged workflow's two rows exist exactly once.
+func TestV2DoUnderConnectionResets(t *testing.T) {
+	e := newEnv(t, 2*time.Second)
+	ctx := context.Background()
+	e.exec(t, `CREATE TABLE events (id uuid PRIMARY KEY, user_id int)`,
+		`CREATE TABLE user_events (user_id int, event_id uuid, PRIMARY KEY (user_id, event_id))`)
+	s := v2Session(t, e, 2*time.Second, false)
+	stop := make(chan struct{})
+	var resets atomic.Int64
+	go func() {
+		tk := time.NewTicker(100 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tk.C:
+				for _, p := range e.proxies {
+					p.ResetAll()
+				}
+				resets.Add(1)
+			}
+		}
+	}()
+	const workflows = 400
+	ids := make([]v2.UUID, workflows)
+	var attempted, acked atomic.Int64
+	ok := make([]bool, workflows)
+	var lat latencies
+	var wg sync.WaitGroup
+	var errMu sync.Mutex
+	errKinds := map[string]int{}
+	sem := make(chan struct{}, 8)
+	for i := 0; i < workflows; i++ {
+		ids[i] = clientid.NewTimeUUID(time.Now())
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			attempted.Add(1)
+			t0 := time.Now()
+			err := retryv2.Do(ctx, func(ctx context.Context) error {
+				if err := retryv2.Exec(ctx, s.Query(`INSERT INTO events (id, user_id) VALUES (?, ?)`, ids[i], i%10)); err != nil {
+					return err
+				}
+				return retryv2.Exec(ctx, s.Query(`INSERT INTO user_events (user_id, event_id) VALUES (?, ?)`, i%10, ids[i]))
+			}, retryv2.WithMaxAttempts(10), retryv2.WithBackoff(20*time.Millisecond, 300*time.Millisecond), retryv2.WithTimeoutsOnNextHost())
+			if err == nil {
+				acked.Add(1)
+				ok[i] = true
+				lat.add(time.Since(t0))
+			} else {
+				errMu.Lock()
+				errKinds[stamp.ReplaceAllString(err.Error(), "")]++
+				errMu.Unlock()
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(stop)
+	for msg, k := range errKinds {
+		t.Logf("%d workflow(s) not acknowledged: %s", k, msg)
+	}
+	var lost, dups int64
+	for i, id := range ids {
+		var n1, n2 int
+		if err := e.direct.Query(`SELECT COUNT(*) FROM events WHERE id = ?`, gocql.UUID(id)).Scan(&n1); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.direct.Query(`SELECT COUNT(*) FROM user_events WHERE user_id = ? AND event_id = ?`, i%10, gocql.UUID(id)).Scan(&n2); err != nil {
+			t.Fatal(err)
+		}
+		if ok[i] && (n1 != 1 || n2 != 1) {
+			lost++
+		}
+		if n1 > 1 || n2 > 1 {
+			dups++
+		}
+	}
+	if lost != 0 || dups != 0 || acked.Load() == 0 || resets.Load() == 0 {
+		t.Errorf("acked %d, lost %d, duplicated %d, resets %d", acked.Load(), lost, dups, resets.Load())
+	}
+	result{"3. (v2 driver) retry.Do two-statement workflows", attempted.Load(), acked.Load(), lost, dups,
+		fmt.Sprintf("all connections reset every 100 ms (%d resets)", resets.Load()), lat.p99()}.log(t)
+}
+
+// hedgeCounterV2 counts what the v2 Policy's HedgeTrace tells: hedges sent and won.
+type hedgeCounterV2 struct{ sent, won atomic.Int64 }
+
+type hedgeCountV2 struct{ c *hedgeCounterV2 }
+
+func (c *hedgeCounterV2) Begin(ctx context.Context, _ retryv2.Execution) (context.Context, retryv2.Trace) {
+	return ctx, hedgeCountV2{c}
+}
+func (hedgeCountV2) Attempt(retryv2.Event) {}
+func (h hedgeCountV2) Hedged(hs retryv2.Hedges) {
+	h.c.sent.Add(int64(hs.Sent))
+	if hs.Won {
+		h.c.won.Add(1)
+	}
+}
+func (hedgeCountV2) End(error, int) {}
+
+// TestV2HedgeDroppedResponses: hedged writes on the v2 driver across the three nodes, 10 %
+// of write responses dropped on every node. Every write is acknowledged and lands
+// exactly once with its pinned WRITETIME; hedges were sent to other coordinators and
+// won. Against a fault-free run in the same test, the write rate is logged (the
+// hedging throughput figures of FAULTS.md are gocql v1.7's).
+func TestV2HedgeDroppedResponses(t *testing.T) {
+	e := newEnv(t, time.Second)
+	e.exec(t, `CREATE TABLE ev (p int, id timeuuid, v int, PRIMARY KEY (p, id))`)
+	s := v2Session(t, e, time.Second, true)
+	hc := &hedgeCounterV2{}
+	p := retryv2.NewPolicy(retryv2.WithMaxAttempts(8), retryv2.WithBackoff(5*time.Millisecond, 100*time.Millisecond),
+		retryv2.WithTimeoutsOnNextHost(), retryv2.WithHedging(), retryv2.WithTracer(hc))
+	ctx := context.Background()
+	const n, workers = 2000, 16
+	run := func(part int, drop bool) (rate float64, wrong int, slow int64) {
+		if drop {
+			e.setRule(faultproxy.DropFraction(0.10, uint64(part), faultproxy.Writes("INSERT INTO ev")))
+			defer e.setRule(nil)
+		}
+		ids := make([]v2.UUID, n)
+		ts := make([]int64, n)
+		base := time.Now()
+		for i := range ids {
+			ids[i] = clientid.NewTimeUUID(base.Add(time.Duration(i) * time.Microsecond))
+		}
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		start := time.Now()
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					i := int(next.Add(1) - 1)
+					if i >= n {
+						return
+					}
+					ts[i] = p.Clock().Next()
+					t0 := time.Now()
+					for try := 0; try < 5; try++ { // an unknown outcome is re-sent with its pinned timestamp
+						if p.Exec(ctx, s.Query(`INSERT INTO ev (p, id, v) VALUES (?, ?, ?)`, part*writeParts+i%writeParts, ids[i], i), retryv2.AtTimestamp(ts[i])) == nil {
+							break
+						}
+					}
+					if time.Since(t0) >= time.Second {
+						atomic.AddInt64(&slow, 1)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		rate = float64(n) / time.Since(start).Seconds()
+		seen := map[gocql.UUID]bool{}
+		for k := 0; k < writeParts; k++ {
+			iter := e.direct.Query(`SELECT id, v, WRITETIME(v) FROM ev WHERE p = ?`, part*writeParts+k).PageSize(5000).Iter()
+			var id gocql.UUID
+			var v int
+			var wt int64
+			for iter.Scan(&id, &v, &wt) {
+				if seen[id] || v < 0 || v >= n || gocql.UUID(ids[v]) != id || wt != ts[v] || v%writeParts != k {
+					wrong++
+				}
+				seen[id] = true
+			}
+			if err := iter.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return rate, wrong + n - len(seen), slow
+	}
+	clean, wrongClean, _ := run(0, false)
+	faulty, wrongFaulty, slow := run(1, true)
+	t.Logf("v2 driver, hedged: fault-free %.0f writes/s, 10%% of write responses dropped (%d) %.0f writes/s (%.2f×); %d hedges sent, %d won; %d writes took ≥ the 1 s client timeout",
+		clean, e.dropped(), faulty, faulty/clean, hc.sent.Load(), hc.won.Load(), slow)
+	if wrongClean != 0 || wrongFaulty != 0 {
+		t.Errorf("rows missing, duplicated or at another WRITETIME than pinned: %d fault-free, %d with drops", wrongClean, wrongFaulty)
+	}
+	if e.dropped() == 0 {
+		t.Fatal("no response was dropped: the fault was not injected")
+	}
+	if hc.won.Load() == 0 {
+		t.Errorf("no hedge won under %d dropped responses: the v2 session's hedging did not run", e.dropped())
+	}
+}
