@@ -15,8 +15,10 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/cqlsafe/cqlsafe/gocqlv2/clientid"
+	eventlogv2 "github.com/cqlsafe/cqlsafe/gocqlv2/eventlog"
 	retryv2 "github.com/cqlsafe/cqlsafe/gocqlv2/retry"
 	"github.com/cqlsafe/cqlsafe/integration/faultproxy"
+	"github.com/cqlsafe/cqlsafe/schema"
 )
 
 // The fault scenarios the v2 driver's packages are in (retry with Do and hedging,
@@ -348,4 +350,91 @@ func TestV2HedgeDroppedResponses(t *testing.T) {
 	if hc.won.Load() == 0 {
 		t.Errorf("no hedge won under %d dropped responses: the v2 session's hedging did not run", e.dropped())
 	}
+}
+
+// TestV2EventlogWritersWithDropsAndPause is TestEventlogWritersWithDropsAndPause on the
+// v2 driver: 4 writers append to one stream with 10% of write responses dropped and one
+// node paused for 5 s. Every event exactly once, in order per writer.
+func TestV2EventlogWritersWithDropsAndPause(t *testing.T) {
+	e := newEnv(t, 1*time.Second)
+	ctx := context.Background()
+	if err := schema.ApplyTemplate(ctx, e.direct, "eventlog", schema.Params{Keyspace: e.ks, ReplicationFactor: 3}); err != nil {
+		t.Fatal(err)
+	}
+	s := v2Session(t, e, time.Second, false)
+	l, err := eventlogv2.New(s, e.ks, "events", eventlogv2.WithBucketWidth(time.Hour), eventlogv2.WithRetryPolicy(policyV2()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.setRule(faultproxy.DropFraction(0.10, 42, faultproxy.Writes("")))
+	const writers, perWriter = 4, 150
+	var attempted, acked atomic.Int64
+	var lat latencies
+	base := time.Now().Add(-2 * time.Hour)
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < perWriter; i += 5 {
+				var evs []eventlogv2.Event
+				for j := i; j < i+5; j++ {
+					at := base.Add(time.Duration(j)*time.Second + time.Duration(w)*time.Millisecond)
+					evs = append(evs, eventlogv2.Event{Time: at, Key: []byte(fmt.Sprintf("w%d-%d", w, j)), Type: "e",
+						Payload: []byte(fmt.Sprint(j)), Writer: fmt.Sprint("w", w)})
+				}
+				attempted.Add(int64(len(evs)))
+				t0 := time.Now()
+				for try := 0; ; try++ { // keyed events: re-appending is idempotent
+					if _, err := l.Append(ctx, "stream", evs...); err == nil {
+						break
+					} else if try == 20 {
+						t.Errorf("writer %d: %v", w, err)
+						return
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+				lat.add(time.Since(t0))
+				acked.Add(int64(len(evs)))
+			}
+		}(w)
+	}
+	time.Sleep(2 * time.Second)
+	if err := cluster.Pause(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Second)
+	if err := cluster.Resume(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	e.setRule(nil)
+	count := map[string]int{}
+	last := map[string]int{}
+	var dups, outOfOrder int64
+	for ev, err := range l.Read(ctx, "stream") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := ev.Writer + "/" + string(ev.Payload)
+		count[k]++
+		if count[k] > 1 {
+			dups++
+		}
+		var seq int
+		fmt.Sscan(string(ev.Payload), &seq)
+		if prev, ok := last[ev.Writer]; ok && seq <= prev {
+			outOfOrder++
+		}
+		last[ev.Writer] = seq
+	}
+	lost := acked.Load() - int64(len(count))
+	if e.dropped() == 0 {
+		t.Error("no response was dropped: the fault was not injected")
+	}
+	if lost != 0 || dups != 0 || outOfOrder != 0 {
+		t.Errorf("lost %d, duplicated %d, out of order %d", lost, dups, outOfOrder)
+	}
+	result{"2. (v2 driver) eventlog.Append, 4 writers", attempted.Load(), acked.Load(), lost, dups,
+		fmt.Sprintf("10%% of write responses dropped (%d), node 3 paused (SIGSTOP) 5 s", e.dropped()), lat.p99()}.log(t)
 }
