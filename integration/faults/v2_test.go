@@ -3,9 +3,7 @@ package faults
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
-	"regexp"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -158,96 +156,22 @@ func TestV2FaultsLoggedBatchInBatchLog(t *testing.T) {
 	}
 }
 
-// stamp is what differs between two errors of one kind: the timestamp, a local port.
-var stamp = regexp.MustCompile(`\(timestamp \d+\)|127\.0\.0\.1:\d+->`)
-
 // TestV2DoUnderConnectionResets is TestDoUnderConnectionResets on the v2 driver:
 // two-statement workflows through retry.Do while every client connection is reset
 // every 100 ms; each acknowledged workflow's two rows exist exactly once.
 func TestV2DoUnderConnectionResets(t *testing.T) {
 	e := newEnv(t, 2*time.Second)
-	ctx := context.Background()
 	e.exec(t, `CREATE TABLE events (id uuid PRIMARY KEY, user_id int)`,
 		`CREATE TABLE user_events (user_id int, event_id uuid, PRIMARY KEY (user_id, event_id))`)
 	s := v2Session(t, e, 2*time.Second, false)
-	stop := make(chan struct{})
-	var resets atomic.Int64
-	go func() {
-		tk := time.NewTicker(100 * time.Millisecond)
-		defer tk.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tk.C:
-				for _, p := range e.proxies {
-					p.ResetAll()
-				}
-				resets.Add(1)
+	doUnderResets(t, e, "3. (v2 driver) retry.Do two-statement workflows", func(ctx context.Context, id gocql.UUID, user int) error {
+		return retryv2.Do(ctx, func(ctx context.Context) error {
+			if err := retryv2.Exec(ctx, s.Query(`INSERT INTO events (id, user_id) VALUES (?, ?)`, v2.UUID(id), user)); err != nil {
+				return err
 			}
-		}
-	}()
-	const workflows = 400
-	ids := make([]v2.UUID, workflows)
-	var attempted, acked atomic.Int64
-	ok := make([]bool, workflows)
-	var lat latencies
-	var wg sync.WaitGroup
-	var errMu sync.Mutex
-	errKinds := map[string]int{}
-	sem := make(chan struct{}, 8)
-	for i := 0; i < workflows; i++ {
-		ids[i] = clientid.NewTimeUUID(time.Now())
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			attempted.Add(1)
-			t0 := time.Now()
-			err := retryv2.Do(ctx, func(ctx context.Context) error {
-				if err := retryv2.Exec(ctx, s.Query(`INSERT INTO events (id, user_id) VALUES (?, ?)`, ids[i], i%10)); err != nil {
-					return err
-				}
-				return retryv2.Exec(ctx, s.Query(`INSERT INTO user_events (user_id, event_id) VALUES (?, ?)`, i%10, ids[i]))
-			}, retryv2.WithMaxAttempts(10), retryv2.WithBackoff(20*time.Millisecond, 300*time.Millisecond), retryv2.WithTimeoutsOnNextHost())
-			if err == nil {
-				acked.Add(1)
-				ok[i] = true
-				lat.add(time.Since(t0))
-			} else {
-				errMu.Lock()
-				errKinds[stamp.ReplaceAllString(err.Error(), "")]++
-				errMu.Unlock()
-			}
-		}(i)
-	}
-	wg.Wait()
-	close(stop)
-	for msg, k := range errKinds {
-		t.Logf("%d workflow(s) not acknowledged: %s", k, msg)
-	}
-	var lost, dups int64
-	for i, id := range ids {
-		var n1, n2 int
-		if err := e.direct.Query(`SELECT COUNT(*) FROM events WHERE id = ?`, gocql.UUID(id)).Scan(&n1); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.direct.Query(`SELECT COUNT(*) FROM user_events WHERE user_id = ? AND event_id = ?`, i%10, gocql.UUID(id)).Scan(&n2); err != nil {
-			t.Fatal(err)
-		}
-		if ok[i] && (n1 != 1 || n2 != 1) {
-			lost++
-		}
-		if n1 > 1 || n2 > 1 {
-			dups++
-		}
-	}
-	if lost != 0 || dups != 0 || acked.Load() == 0 || resets.Load() == 0 {
-		t.Errorf("acked %d, lost %d, duplicated %d, resets %d", acked.Load(), lost, dups, resets.Load())
-	}
-	result{"3. (v2 driver) retry.Do two-statement workflows", attempted.Load(), acked.Load(), lost, dups,
-		fmt.Sprintf("all connections reset every 100 ms (%d resets)", resets.Load()), lat.p99()}.log(t)
+			return retryv2.Exec(ctx, s.Query(`INSERT INTO user_events (user_id, event_id) VALUES (?, ?)`, user, v2.UUID(id)))
+		}, retryv2.WithMaxAttempts(10), retryv2.WithBackoff(20*time.Millisecond, 300*time.Millisecond), retryv2.WithTimeoutsOnNextHost())
+	})
 }
 
 // hedgeCounterV2 counts what the v2 Policy's HedgeTrace tells: hedges sent and won.
@@ -366,75 +290,24 @@ func TestV2EventlogWritersWithDropsAndPause(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.setRule(faultproxy.DropFraction(0.10, 42, faultproxy.Writes("")))
-	const writers, perWriter = 4, 150
-	var attempted, acked atomic.Int64
-	var lat latencies
-	base := time.Now().Add(-2 * time.Hour)
-	var wg sync.WaitGroup
-	for w := 0; w < writers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := 0; i < perWriter; i += 5 {
-				var evs []eventlogv2.Event
-				for j := i; j < i+5; j++ {
-					at := base.Add(time.Duration(j)*time.Second + time.Duration(w)*time.Millisecond)
-					evs = append(evs, eventlogv2.Event{Time: at, Key: []byte(fmt.Sprintf("w%d-%d", w, j)), Type: "e",
-						Payload: []byte(fmt.Sprint(j)), Writer: fmt.Sprint("w", w)})
-				}
-				attempted.Add(int64(len(evs)))
-				t0 := time.Now()
-				for try := 0; ; try++ { // keyed events: re-appending is idempotent
-					if _, err := l.Append(ctx, "stream", evs...); err == nil {
-						break
-					} else if try == 20 {
-						t.Errorf("writer %d: %v", w, err)
-						return
-					}
-					time.Sleep(100 * time.Millisecond)
-				}
-				lat.add(time.Since(t0))
-				acked.Add(int64(len(evs)))
+	eventlogUnderDropsAndPause(t, e, "2. (v2 driver) eventlog.Append, 4 writers",
+		func(ctx context.Context, evs []appended) error {
+			out := make([]eventlogv2.Event, len(evs))
+			for i, ev := range evs {
+				out[i] = eventlogv2.Event{Time: ev.at, Key: []byte(ev.key), Type: "e", Payload: []byte(ev.payload), Writer: ev.writer}
 			}
-		}(w)
-	}
-	time.Sleep(2 * time.Second)
-	if err := cluster.Pause(ctx, 2); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(5 * time.Second)
-	if err := cluster.Resume(ctx, 2); err != nil {
-		t.Fatal(err)
-	}
-	wg.Wait()
-	e.setRule(nil)
-	count := map[string]int{}
-	last := map[string]int{}
-	var dups, outOfOrder int64
-	for ev, err := range l.Read(ctx, "stream") {
-		if err != nil {
-			t.Fatal(err)
-		}
-		k := ev.Writer + "/" + string(ev.Payload)
-		count[k]++
-		if count[k] > 1 {
-			dups++
-		}
-		var seq int
-		fmt.Sscan(string(ev.Payload), &seq)
-		if prev, ok := last[ev.Writer]; ok && seq <= prev {
-			outOfOrder++
-		}
-		last[ev.Writer] = seq
-	}
-	lost := acked.Load() - int64(len(count))
-	if e.dropped() == 0 {
-		t.Error("no response was dropped: the fault was not injected")
-	}
-	if lost != 0 || dups != 0 || outOfOrder != 0 {
-		t.Errorf("lost %d, duplicated %d, out of order %d", lost, dups, outOfOrder)
-	}
-	result{"2. (v2 driver) eventlog.Append, 4 writers", attempted.Load(), acked.Load(), lost, dups,
-		fmt.Sprintf("10%% of write responses dropped (%d), node 3 paused (SIGSTOP) 5 s", e.dropped()), lat.p99()}.log(t)
+			_, err := l.Append(ctx, "stream", out...)
+			return err
+		},
+		func(ctx context.Context, yield func(writer, payload string) bool) error {
+			for ev, err := range l.Read(ctx, "stream") {
+				if err != nil {
+					return err
+				}
+				if !yield(ev.Writer, string(ev.Payload)) {
+					break
+				}
+			}
+			return nil
+		})
 }
