@@ -7,6 +7,7 @@ import (
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
 	"github.com/cqlsafe/cqlsafe/internal/core/engine"
+	"github.com/cqlsafe/cqlsafe/internal/core/hedge"
 )
 
 // TestHedgingHostsNilInner: the v2 driver (session.go:225, v2.1.2) defaults a nil
@@ -88,3 +89,26 @@ func TestHedgeStreamsChargesLateResponse(t *testing.T) {
 		t.Errorf("late response charged %d millionths, want one hedge", got)
 	}
 }
+
+// TestHedgeHandOutAllocs: a host handed out to a hedged execution costs one
+// allocation (the timedHost, its Timing held by value), as on gocql v1.7: the iterator
+// with an execution against the same without one.
+func TestHedgeHandOutAllocs(t *testing.T) {
+	h, err := newHedger(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, x := h.Begin(context.Background(), engine.NopTrace{}, true)
+	var sel gocql.SelectedHost = fakeSelected{&gocql.HostInfo{}}
+	next := func() gocql.SelectedHost { return sel }
+	with := testing.AllocsPerRun(1000, func() { _ = hedge.Iterator(next, 0, x, hostOps)() })
+	without := testing.AllocsPerRun(1000, func() { _ = hedge.Iterator(next, 0, nil, hostOps)() })
+	if d := with - without; d > 1 {
+		t.Errorf("a hand-out costs %.0f allocations, want 1", d)
+	}
+}
+
+type fakeSelected struct{ h *gocql.HostInfo }
+
+func (s fakeSelected) Info() *gocql.HostInfo { return s.h }
+func (fakeSelected) Mark(error)              {}

@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -110,50 +111,29 @@ func (naiveV2) GetRetryType(error) v2.RetryType  { return v2.Retry }
 // list append applies twice.
 func TestV2FaultsLoggedBatchInBatchLog(t *testing.T) {
 	e := newEnv(t, 2*time.Second)
-	e.exec(t, `CREATE TABLE l (id int PRIMARY KEY, items list<int>)`, `CREATE TABLE kv (id int PRIMARY KEY, v text)`)
 	s := v2Session(t, e, 2*time.Second, false)
-	isBatch := func(r faultproxy.Request) bool { return r.Opcode == faultproxy.OpBatch }
 	batch := func(id int) *v2.Batch {
 		return s.Batch(v2.LoggedBatch).
 			Query(`UPDATE l SET items = items + [1] WHERE id = ?`, id).
 			Query(`INSERT INTO kv (id, v) VALUES (?, 'x')`, id)
 	}
-	ctx := context.Background()
 	p := policyV2()
-	const n = 20
-	var logged, dupSafe, dupNaive int64
-	for i := 0; i < n; i++ {
-		_ = batch(1000 + i).Exec() // warm the prepared statements, fault-free
-		e.setRule(faultproxy.Next(1, isBatch, faultproxy.ForwardThenReply(faultproxy.WriteTimeout("BATCH"))))
-		if err := p.ExecBatch(ctx, s, batch(i)); errors.Is(err, retryv2.ErrBatchLogged) {
-			logged++
-		} else {
-			t.Errorf("batch %d: %v, want ErrBatchLogged", i, err)
-		}
-		e.setRule(faultproxy.Next(1, isBatch, faultproxy.ForwardThenReply(faultproxy.WriteTimeout("BATCH"))))
-		nb := batch(100 + i).RetryPolicy(naiveV2{})
-		for k := range nb.Entries {
-			nb.Entries[k].Idempotent = true // the v2 driver retries only batches so marked
-		}
-		_ = nb.Exec()
-		e.setRule(nil)
-		if k := items(t, e, i); k != 1 {
-			dupSafe++
-		}
-		if k := items(t, e, 100+i); k > 1 {
-			dupNaive++
-		}
-	}
-	result{Scenario: "7. (v2 driver) logged batch (list append + insert) ×20, cqlsafe policy", Attempted: n, Acked: logged, Dups: dupSafe,
-		Faults: "write timeout BATCH after Cassandra applied it"}.log(t)
-	result{Scenario: "7. (v2 driver) the same, **naive retry** (negative control)", Attempted: n, Acked: n, Dups: dupNaive,
-		Faults: "same"}.log(t)
-	if dupSafe != 0 || logged != n {
-		t.Fatalf("cqlsafe: %d batches reported ErrBatchLogged, %d duplicated; want %d and 0", logged, dupSafe, n)
-	}
-	if dupNaive == 0 {
-		t.Fatal("negative control: the naive retry duplicated nothing; the fault did not bite")
-	}
+	loggedBatchInBatchLog(t, e, "(v2 driver) ", loggedBatchRuns{
+		raw: func(id int) error { return batch(id).Exec() },
+		safe: func(ctx context.Context, id int) error {
+			if err := p.ExecBatch(ctx, s, batch(id)); !errors.Is(err, retryv2.ErrBatchLogged) {
+				return fmt.Errorf("%v, want ErrBatchLogged", err)
+			}
+			return nil
+		},
+		naive: func(id int) error {
+			nb := batch(id).RetryPolicy(naiveV2{})
+			for k := range nb.Entries {
+				nb.Entries[k].Idempotent = true // the v2 driver retries only batches so marked
+			}
+			return nb.Exec()
+		},
+	})
 }
 
 // TestV2DoUnderConnectionResets is TestDoUnderConnectionResets on the v2 driver:

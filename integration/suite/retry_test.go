@@ -16,6 +16,7 @@ import (
 	"github.com/cqlsafe/cqlsafe/clientid"
 	"github.com/cqlsafe/cqlsafe/integration/faultproxy"
 	"github.com/cqlsafe/cqlsafe/integration/harness"
+	"github.com/cqlsafe/cqlsafe/integration/internal/scenario"
 	"github.com/cqlsafe/cqlsafe/outbox"
 	"github.com/cqlsafe/cqlsafe/overwrite"
 	"github.com/cqlsafe/cqlsafe/retry"
@@ -989,23 +990,8 @@ func hedgedSession(t *testing.T, ks string, timeout time.Duration) (*gocql.Sessi
 	})
 }
 
-// countWrites wraps rule: every write request whose text contains one of the keys is
-// counted under that key before rule decides.
-func countWrites(counts map[string]*atomic.Int64, rule faultproxy.Rule) faultproxy.Rule {
-	return func(r faultproxy.Request) faultproxy.Action {
-		if r.IsWrite() {
-			for k, c := range counts {
-				if strings.Contains(r.CQL, k) {
-					c.Add(1)
-				}
-			}
-		}
-		if rule == nil {
-			return faultproxy.Forward
-		}
-		return rule(r)
-	}
-}
+// countWrites is scenario.CountWrites.
+var countWrites = scenario.CountWrites
 
 // TestRetryHedgeSingleNodeDroppedResponses: hedging on a single node, 10% of write responses
 // dropped. A hedge finds no other host; through HedgingHosts it goes to the same node
@@ -1156,99 +1142,23 @@ func (h hedgeCount) Hedged(hs retry.Hedges) {
 }
 func (hedgeCount) End(error, int) {}
 
-// TestRetryHedgeNotRepeatableSentOnce: with hedging on and every request slow (the hedge
-// delay long past), the response of a counter increment, a list append and an LWT is
-// dropped: each is sent exactly once (counted at the proxy) and Cassandra holds it
-// applied once. The positive control, an idempotent INSERT under the same faults, is
-// sent more than once: the proxy would see a hedge.
+// TestRetryHedgeNotRepeatableSentOnce: scenario.HedgeNotRepeatable on gocql v1.7 — a
+// counter increment, a list append and an LWT whose response is dropped are sent once,
+// unhedged, and hold once; an idempotent insert is rescued by a hedge.
 func TestRetryHedgeNotRepeatableSentOnce(t *testing.T) {
 	s0, ks := node.Keyspace(t)
-	harness.Exec(t, s0, `CREATE TABLE hits (id int PRIMARY KEY, n counter)`,
-		`CREATE TABLE items (id int PRIMARY KEY, l list<int>)`,
-		`CREATE TABLE owners (id int PRIMARY KEY, owner text)`,
-		`CREATE TABLE plain (id int PRIMARY KEY, v int)`)
-	ctx := context.Background()
 	s, px := hedgedSession(t, ks, 1500*time.Millisecond)
 	hc := &hedgeCounter{}
 	p := retry.NewPolicy(retry.WithHedging(retry.HedgeDelayBounds(time.Millisecond, 10*time.Millisecond), retry.HedgeMaxInFlight(3)),
 		retry.WithSchema(retry.SessionSchema(s0)), retry.WithMaxAttempts(4), retry.WithTracer(hc))
-	// Warm up: prepare the statements before faults, so the proxy counts executions only.
-	for _, st := range []string{`UPDATE hits SET n = n + 1 WHERE id = 0`, `UPDATE items SET l = l + [1] WHERE id = 0`,
-		`INSERT INTO owners (id, owner) VALUES (0, 'w') IF NOT EXISTS`, `INSERT INTO plain (id, v) VALUES (0, 0)`} {
-		if err := s.Query(st).Exec(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Fill the latency window so the delay is known (and short) before the latency and
-	// the faults, with the budget full: under the latency these would all be hedged, lose,
-	// and spend the budget, and then nothing below could be hedged — neither the control
-	// nor, wrongly, a write that must be sent once (found by review: the checks were
-	// vacuous).
-	for i := 0; i < 64; i++ {
-		if err := p.Exec(ctx, s.Query(`INSERT INTO plain (id, v) VALUES (?, ?)`, 100+i, i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	px.SetLatency(30 * time.Millisecond) // each way: every request outlasts the hedge delay
-	cases := []struct {
-		name, key, stmt string
-		args            []any
-		check           func() (string, bool)
-		hedged          bool
-	}{
-		{"counter increment", "UPDATE hits", `UPDATE hits SET n = n + 1 WHERE id = ?`, []any{1}, func() (string, bool) {
-			var c int64
-			s0.Query(`SELECT n FROM hits WHERE id = 1`).Scan(&c)
-			return fmt.Sprint("n = ", c), c == 1
-		}, false},
-		{"list append", "UPDATE items", `UPDATE items SET l = l + ? WHERE id = ?`, []any{[]int{7}, 1}, func() (string, bool) {
-			var l []int
-			s0.Query(`SELECT l FROM items WHERE id = 1`).Scan(&l)
-			return fmt.Sprint("l = ", l), len(l) == 1
-		}, false},
-		{"LWT", "INSERT INTO owners", `INSERT INTO owners (id, owner) VALUES (?, ?) IF NOT EXISTS`, []any{1, "me"}, func() (string, bool) {
-			var o string
-			s0.Query(`SELECT owner FROM owners WHERE id = 1`).Scan(&o)
-			return "owner = " + o, o == "me"
-		}, false},
-		{"idempotent INSERT (positive control)", "INSERT INTO plain", `INSERT INTO plain (id, v) VALUES (?, ?)`, []any{1, 1}, func() (string, bool) {
-			var v int
-			s0.Query(`SELECT v FROM plain WHERE id = 1`).Scan(&v)
-			return fmt.Sprint("v = ", v), v == 1
-		}, true},
-	}
-	for _, tc := range cases {
-		c := new(atomic.Int64)
-		px.SetRule(countWrites(map[string]*atomic.Int64{tc.key: c}, faultproxy.DropNext(1, faultproxy.Writes(tc.key))))
-		hedgesBefore := hc.sent.Load()
-		t0 := time.Now()
-		err := p.Exec(ctx, s.Query(tc.stmt, tc.args...))
-		took := time.Since(t0)
-		px.SetRule(nil)
-		state, ok := tc.check()
-		sent, hedges := c.Load(), hc.sent.Load()-hedgesBefore
-		t.Logf("%s, response dropped: sent %d time(s), %d hedge(s) in %v, %s, err = %v", tc.name, sent, hedges, took.Round(time.Millisecond), state, err)
-		if tc.hedged {
-			// Rescued by a hedge, not by a retry after the client timeout.
-			if err != nil || sent < 2 || !ok || hedges == 0 || took >= time.Second {
-				t.Errorf("%s: sent %d, %d hedges, %v, %s, err %v; want hedged (a hedge, ≥ 2 sends, well under the 1.5 s client timeout), applied, no error",
-					tc.name, sent, hedges, took, state, err)
-			}
-			continue
-		}
-		if hedges != 0 {
-			t.Errorf("%s: %d hedges sent", tc.name, hedges)
-		}
-		if sent != 1 {
-			t.Errorf("%s: sent %d times, want exactly once", tc.name, sent)
-		}
-		if !ok {
-			t.Errorf("%s: Cassandra holds %s, want it applied once", tc.name, state)
-		}
-		if !errors.Is(err, retry.ErrOutcomeUnknown) {
-			t.Errorf("%s: err = %v, want the outcome-unknown error", tc.name, err)
-		}
-	}
+	scenario.HedgeNotRepeatable(t, s0, px, scenario.Hedged{
+		Raw: func(stmt string) error { return s.Query(stmt).Exec() },
+		Exec: func(ctx context.Context, stmt string, args ...any) error {
+			return p.Exec(ctx, s.Query(stmt, args...))
+		},
+		Hedges:  hc.sent.Load,
+		Unknown: func(err error) bool { return errors.Is(err, retry.ErrOutcomeUnknown) },
+	})
 }
 
 // TestRetryClockOffsetMeasuredAndBounded: MeasureClock finds a clock in step with the
