@@ -45,6 +45,11 @@ type nativeNode struct {
 	stop     func() // ends the JVM (SIGKILL, or EOF on the watchdog's stdin)
 	hostPort string
 	nodetool []string // argv of nodetool against this node's JMX port
+
+	// What relaunch needs to start the same node again, on the same address and ports.
+	conf                    config
+	home, java, addr        string
+	nativePort, storagePort int
 }
 
 // nativeDirPrefix names the private data directories under os.TempDir: the owner's pid
@@ -81,7 +86,7 @@ func (n *Node) startNative(ctx context.Context, c config) error {
 		return pathErr("native", err.Error(), "check network access to Maven Central (or your mirror in ~/.m2/settings.xml); "+EnvCacheDir+" moves the cache")
 	}
 	sweepNativeDirs()
-	nn, err := launchNative(ctx, c, home, java)
+	nn, err := launchNative(ctx, c, home, java, "", 0, 0)
 	if nn != nil {
 		n.native = nn
 	}
@@ -93,21 +98,25 @@ func (n *Node) startNative(ctx context.Context, c config) error {
 
 func pathErr(path, why, fix string) *PathError { return &PathError{Path: path, Reason: why, Fix: fix} }
 
-func launchNative(ctx context.Context, c config, home, java string) (*nativeNode, error) {
+// launchNative starts a node on addr and its two ports, or, with addr empty, on a
+// loopback address and ports it picks.
+func launchNative(ctx context.Context, c config, home, java, addr string, nativePort, storagePort int) (*nativeNode, error) {
 	dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", nativeDirPrefix, os.Getpid()))
 	if err != nil {
 		return nil, err
 	}
-	nn := &nativeNode{dir: dir, logPath: filepath.Join(dir, "cassandra.log"), done: make(chan struct{})}
-	addr := loopbackAddress()
-	nativePort, err := freePort(addr, 9042)
-	if err != nil {
-		return nn, err
+	nn := &nativeNode{dir: dir, logPath: filepath.Join(dir, "cassandra.log"), done: make(chan struct{}),
+		conf: c, home: home, java: java}
+	if addr == "" {
+		addr = loopbackAddress()
+		if nativePort, err = freePort(addr, 9042); err != nil {
+			return nn, err
+		}
+		if storagePort, err = freePort(addr, 7000); err != nil {
+			return nn, err
+		}
 	}
-	storagePort, err := freePort(addr, 7000)
-	if err != nil {
-		return nn, err
-	}
+	nn.addr, nn.nativePort, nn.storagePort = addr, nativePort, storagePort
 	// Local JMX always binds 127.0.0.1, shared with every other node on the machine.
 	jmxPort, err := freePort("127.0.0.1", 0)
 	if err != nil {

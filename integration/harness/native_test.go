@@ -296,3 +296,58 @@ func TestSetYAML(t *testing.T) {
 		t.Fatalf("got %q, want %q", out, want)
 	}
 }
+
+// TestNativeNodeRestartedWhenUnresponsive: a native node that stops answering (its JVM
+// stopped with SIGSTOP: connections are accepted by the kernel, nothing is answered) is
+// replaced by Keyspace with a fresh node on the same address, its log kept; the
+// keyspace Keyspace returns then takes writes and reads.
+func TestNativeNodeRestartedWhenUnresponsive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a native Cassandra")
+	}
+	ctx := context.Background()
+	if _, err := findJava(ctx, javaMajorFor(nativeVersionForTest())); err != nil {
+		requireOrSkip(t, "native node: %v", err)
+	}
+	if _, err := exec.LookPath("mvn"); err != nil {
+		requireOrSkip(t, "native node: %v", err)
+	}
+	t.Setenv(EnvHosts, "")
+	n, err := Start(ctx, WithPaths(PathNative))
+	t.Cleanup(func() { _ = n.Close(context.Background()) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldPid, hostPort := n.native.pid, n.native.hostPort
+	if err := syscall.Kill(oldPid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	s, ks := n.Keyspace(t)
+	t.Logf("keyspace %s after %v", ks, time.Since(t0).Round(time.Millisecond))
+	if n.restarts != 1 {
+		t.Fatalf("restarts = %d, want 1", n.restarts)
+	}
+	waitDead(t, oldPid, 15*time.Second)
+	if got := n.native.hostPort; got != hostPort {
+		t.Fatalf("restarted on %s, want the same address %s", got, hostPort)
+	}
+	kept, _ := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("cqlsafe-hung-node-%d-*.log", os.Getpid())))
+	if len(kept) != 1 {
+		t.Fatalf("kept logs: %v, want one", kept)
+	}
+	t.Cleanup(func() { os.Remove(kept[0]) })
+	if b, err := os.ReadFile(kept[0]); err != nil || !strings.Contains(string(b), "Cassandra version") {
+		t.Fatalf("kept log %s (%d bytes, %v) is not the old node's log", kept[0], len(b), err)
+	}
+	if err := s.Query(`CREATE TABLE t (k int PRIMARY KEY, v text)`).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Query(`INSERT INTO t (k, v) VALUES (1, 'after restart')`).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	var v string
+	if err := s.Query(`SELECT v FROM t WHERE k = 1`).Scan(&v); err != nil || v != "after restart" {
+		t.Fatalf("read back %q, %v", v, err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gocql/gocql"
@@ -54,6 +55,9 @@ type Node struct {
 	source     string
 	startErr   error
 	logger     gocql.StdLogger
+
+	mu       sync.Mutex // held while restartNative replaces native
+	restarts int
 }
 
 // Option configures Start.
