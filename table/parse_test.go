@@ -5,12 +5,29 @@ import (
 	"testing"
 
 	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/internal/core/cqltype"
 )
+
+// typeParser is the parse of a type text and its mapping to gocql's TypeInfo, as
+// Describe does them.
+type typeParser struct {
+	keyspace string
+	udts     map[string]cqltype.UserType
+}
+
+func (p *typeParser) parse(s string) (gocql.TypeInfo, error) {
+	t, err := (&cqltype.Parser{Keyspace: p.keyspace, UDTs: p.udts}).Parse(s)
+	if err != nil {
+		return nil, err
+	}
+	return gocqlType(t), nil
+}
 
 // TestTableParseType: CQL type texts as system_schema holds them become TypeInfos that
 // gocql marshals: UDTs (quoted names, nested, in collections), tuples, vectors.
 func TestTableParseType(t *testing.T) {
-	p := &typeParser{keyspace: "ks", udts: map[string]userType{
+	p := &typeParser{keyspace: "ks", udts: map[string]cqltype.UserType{
 		"ua":    {Fields: []string{"a", "B"}, Types: []string{"int", "frozen<list<text>>"}},
 		"Outer": {Fields: []string{"in"}, Types: []string{"frozen<ua>"}},
 	}}
@@ -30,7 +47,7 @@ func TestTableParseType(t *testing.T) {
 		}
 	}
 	ti, _ := p.parse(`frozen<"Outer">`)
-	b, err := marshal(ti, map[string]any{"in": map[string]any{"a": 1, "B": []string{"x"}}})
+	b, err := driver{}.Marshal(ti, map[string]any{"in": map[string]any{"a": 1, "B": []string{"x"}}})
 	if err != nil || len(b) == 0 {
 		t.Fatalf("marshal nested UDT: %x %v", b, err)
 	}

@@ -1,95 +1,79 @@
 package table
 
 import (
-	"slices"
-
 	"github.com/gocql/gocql"
+
+	core "github.com/cqlsafe/cqlsafe/internal/core/table"
 )
 
 // ColumnRole is a column's part in the table.
-type ColumnRole int
+type ColumnRole = core.ColumnRole
 
 // Column roles.
 const (
-	PartitionKey ColumnRole = iota
-	ClusteringKey
-	Regular
-	Static
+	PartitionKey  = core.PartitionKey
+	ClusteringKey = core.ClusteringKey
+	Regular       = core.Regular
+	Static        = core.Static
 )
 
-func (r ColumnRole) String() string {
-	if r < PartitionKey || r > Static {
-		return "unknown"
-	}
-	return [...]string{"partition key", "clustering key", "regular", "static"}[r]
-}
-
-// Column is one column of a described table.
-type Column struct {
-	Name string
-	Role ColumnRole
-	Type gocql.TypeInfo
-	// CQLType is the type as Cassandra reports it, e.g. "frozen<list<int>>".
-	CQLType string
-	// Collection is true for a non-frozen list, set, map or user-defined type: Cassandra
-	// stores its elements (fields) as separate cells, an INSERT of it writes a
-	// collection tombstone, and WRITETIME and TTL of it are lists.
-	Collection bool
-	index      int    // position in Table.columns and in the INSERT's column list
-	marker     string // bind marker text: "?", or "(?, ?)" for a tuple (see tuple.go)
-}
-
-// Marker is the column's bind marker text in the statements the builders write: "?",
-// or for a tuple column a tuple literal of one marker per element, "(?, ?)" (gocql
-// v1.7.0 cannot bind a whole tuple to one marker); Args splits a value to match.
-func (c Column) Marker() string {
-	if c.marker == "" {
-		return "?"
-	}
-	return c.marker
-}
+// Column is one column of a described table; its Type is gocql's TypeInfo of it
+// (user-defined types and vectors included, built from the type text).
+type Column = core.Column[gocql.TypeInfo]
 
 // Table is a described table: its columns, how a row maps to values, its key encoding
-// and the statements derived from it. Build it with Describe (or DescribeGocqlx) once
-// and reuse it; it is immutable and safe for concurrent use.
-type Table struct {
-	Keyspace string
-	Name     string
-	// PartitionKey and Clustering are in key order; Regular and Static in name order.
-	PartitionKey []Column
-	Clustering   []Column
-	Regular      []Column
-	Static       []Column
+// and the statements derived from it (see the package doc). Build it with Describe (or
+// DescribeGocqlx) once and reuse it; it is immutable and safe for concurrent use. Its
+// rules are shared with the v2 driver's table package (internal/core/table).
+type Table = core.Table[gocql.TypeInfo]
 
-	columns []Column       // all: partition key, clustering, static, regular
-	byName  map[string]int // name → index in columns
+// Using says which USING clauses a write carries. Their values are bound after the
+// statement's other values, the TTL first.
+type Using = core.Using
 
-	hasTuple bool // a column is written as a tuple literal: see InsertRow
-	tupleKey bool // a primary key column is: see KeyArgs
+const (
+	// UsingTTL: USING TTL ?. Bind gocql.UnsetValue for none: the table's
+	// default_time_to_live then applies, which an explicit 0 would override.
+	UsingTTL = core.UsingTTL
+	// UsingTimestamp: USING TIMESTAMP ?, the write timestamp in µs since the epoch.
+	UsingTimestamp = core.UsingTimestamp
+)
 
-	stmts statements // built by Describe: the table is shared, the strings are per row
-	memo  *memo      // statements built from chosen columns
+// Cell says what a SELECT reads of each non-key column it names; combine them with |.
+// Key columns are read by value whatever it says (they have no write time or TTL).
+type Cell = core.Cell
 
-	version version // the cluster's oldest release at Describe; unknown from FromMetadata
-}
+const (
+	// CellValue reads the value (also what a zero Cell reads).
+	CellValue = core.CellValue
+	// CellWriteTime reads WRITETIME(c), or MAXWRITETIME(c) for a non-frozen
+	// collection or UDT (Cassandra 5.0): the newest of its elements' write times.
+	CellWriteTime = core.CellWriteTime
+	// CellTTL reads TTL(c): the remaining seconds, null for none; for a non-frozen
+	// collection or UDT (Cassandra 5.0) the list of its elements' TTLs.
+	CellTTL = core.CellTTL
+)
 
-// Columns returns every column: partition key, clustering, static, then regular
-// columns. Values and Insert list them in this order.
-func (t *Table) Columns() []Column { return slices.Clone(t.columns) }
+// Sentinels, matched with errors.Is. Every error this package returns for bad input
+// wraps one of them in an *Error; it is returned before anything is sent to Cassandra.
+var (
+	ErrInvalidName      = core.ErrInvalidName
+	ErrUnknownTable     = core.ErrUnknownTable
+	ErrNotARow          = core.ErrNotARow
+	ErrUnknownColumn    = core.ErrUnknownColumn
+	ErrMissingKey       = core.ErrMissingKey
+	ErrBadValue         = core.ErrBadValue
+	ErrMetadataMismatch = core.ErrMetadataMismatch
+	// ErrUnsupported: the cluster's Cassandra version cannot run the statement asked
+	// for (an *UnsupportedError says which column and version). Returned before
+	// anything is sent, instead of the server's error or a different answer.
+	ErrUnsupported = core.ErrUnsupported
+)
 
-// Column returns the named column.
-func (t *Table) Column(name string) (Column, bool) {
-	i, ok := t.byName[name]
-	if !ok {
-		return Column{}, false
-	}
-	return t.columns[i], true
-}
+// Error is the typed error behind every sentinel: which table, row and column, and why.
+// Packages built on this one (overwrite) wrap their own sentinels in it too.
+type Error = core.Error
 
-// KeyColumns returns the partition key then clustering columns.
-func (t *Table) KeyColumns() []Column {
-	return append(slices.Clone(t.PartitionKey), t.Clustering...)
-}
-
-// keyLen is the number of primary key columns: the first keyLen of columns.
-func (t *Table) keyLen() int { return len(t.PartitionKey) + len(t.Clustering) }
+// UnsupportedError is the typed error behind ErrUnsupported: what the column needs that
+// the cluster's oldest node lacks.
+type UnsupportedError = core.UnsupportedError

@@ -208,7 +208,14 @@ type person struct {
 
 func TestTableValues(t *testing.T) {
 	tbl := mustTable(t, meta())
-	idx := func(name string) int { c, _ := tbl.Column(name); return c.index }
+	idx := func(name string) int {
+		for i, c := range tbl.Columns() {
+			if c.Name == name {
+				return i
+			}
+		}
+		return -1
+	}
 	vals, err := tbl.Values(&person{ID: 1, Seq: 2, embedded: embedded{Age: 0}, Tags: []string{}})
 	if err != nil {
 		t.Fatal(err)
@@ -260,15 +267,6 @@ func TestTableValues(t *testing.T) {
 	}
 }
 
-func TestTableSnakeCase(t *testing.T) {
-	for in, want := range map[string]string{"UserID": "user_id", "FirstName": "first_name", "ID": "id",
-		"HTTPServer": "http_server", "A": "a", "Größe": "größe", "Already_Snake": "already_snake"} {
-		if got := snakeCase(in); got != want {
-			t.Errorf("snakeCase(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestTableDescribeRejectsBeforeSending(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range [][2]string{{"", "t"}, {"ks", ""}, {"ks", `t"; DROP TABLE t; --`}, {"ks", strings.Repeat("x", 49)}} {
@@ -310,60 +308,14 @@ func BenchmarkTableSelectByKey(b *testing.B) {
 	}
 }
 
-// TestTableMemoBounded: statements of ever new column choices are still built, but the
-// shared Table keeps at most memoMax of them.
-func TestTableMemoBounded(t *testing.T) {
-	tbl := mustTable(t, meta())
-	names := []string{"Name", "age", "frozen", "tags", "tier"}
-	built := 0
-	for i := 0; i < 2*memoMax; i++ {
-		var cols []string
-		for j, n := range names {
-			if i&(1<<j) != 0 {
-				cols = append(cols, n)
-			}
-		}
-		cells := Cell(i>>len(names)) & 7
-		sel, err1 := tbl.SelectByKey(cells, cols...)
-		scan, err2 := tbl.ScanRange(cells, cols...)
-		if err1 != nil || err2 != nil || !strings.HasPrefix(sel, "SELECT ") || !strings.Contains(scan, "token(") {
-			t.Fatalf("%v: %q %q %v %v", cols, sel, scan, err1, err2)
-		}
-		built += 2
-	}
-	stored := 0
-	tbl.memo.m.Range(func(_, _ any) bool { stored++; return true })
-	if built <= memoMax || stored == 0 || stored > memoMax {
-		t.Fatalf("%d statements built, %d kept; want 1..%d", built, stored, memoMax)
-	}
-}
-
-func TestTableParseVersion(t *testing.T) {
-	for _, tc := range []struct {
-		in           string
-		major, minor int
-	}{
-		{"4.1.10", 4, 1}, {"5.0.9", 5, 0}, {"6.0-alpha2", 6, 0}, {"5.0-SNAPSHOT", 5, 0}, {"3.11.17", 3, 11},
-		{"", 0, 0}, {"x.y", 0, 0}, {"5", 0, 0}, {"-1.0", 0, 0},
-	} {
-		if v := parseVersion(tc.in); v.major != tc.major || v.minor != tc.minor || v.release != tc.in {
-			t.Errorf("parseVersion(%q) = %+v, want %d.%d", tc.in, v, tc.major, tc.minor)
-		}
-	}
-	if !(version{}).atLeast(5, 0) {
-		t.Error("an unknown version must keep the 5.0 statements")
-	}
-	if parseVersion("4.1.10").atLeast(5, 0) || !parseVersion("5.0.9").atLeast(5, 0) || !parseVersion("6.0-alpha2").atLeast(5, 0) {
-		t.Error("atLeast(5, 0)")
-	}
-}
-
 // TestTableCellTimesBefore50: before Cassandra 5.0 a write time or TTL of a non-frozen
 // collection is an *UnsupportedError naming the column and version (the server would
 // refuse WRITETIME(set) and know no MAXWRITETIME); every other column reads as on 5.0.
 func TestTableCellTimesBefore50(t *testing.T) {
-	tbl := mustTable(t, meta())
-	tbl.version = parseVersion("4.1.10")
+	tbl, err := fromMetadata(meta(), nil, "4.1.10")
+	if err != nil {
+		t.Fatal(err)
+	}
 	got, err := tbl.SelectByKey(CellValue|CellWriteTime|CellTTL, "Name", "frozen", "tier")
 	if want := `SELECT "Name", WRITETIME("Name"), TTL("Name"), "frozen", WRITETIME("frozen"), TTL("frozen"), "tier", WRITETIME("tier"), TTL("tier") FROM "ks"."t" WHERE "id" = ? AND "seq" = ?`; err != nil || got != want {
 		t.Fatalf("scalars and frozen on 4.1:\n got %s %v\nwant %s", got, err, want)
@@ -383,8 +335,10 @@ func TestTableCellTimesBefore50(t *testing.T) {
 			}
 		}
 	}
-	on50 := mustTable(t, meta())
-	on50.version = parseVersion("5.0.9")
+	on50, err := fromMetadata(meta(), nil, "5.0.9")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if q, err := on50.SelectByKey(CellWriteTime, "tags"); err != nil || !strings.Contains(q, `MAXWRITETIME("tags")`) {
 		t.Fatalf("5.0: %s %v", q, err)
 	}

@@ -18,7 +18,7 @@ import (
 type Using uint8
 
 const (
-	// UsingTTL: USING TTL ?. Bind gocql.UnsetValue for none: the table's
+	// UsingTTL: USING TTL ?. Bind the driver's UnsetValue for none: the table's
 	// default_time_to_live then applies, which an explicit 0 would override.
 	UsingTTL Using = 1 << iota
 	// UsingTimestamp: USING TIMESTAMP ?, the write timestamp in µs since the epoch.
@@ -46,7 +46,7 @@ const (
 // the server would reject. Scalars, frozen collections, tuples and frozen UDTs read the
 // same on every version.
 
-// statements are the per-row statements, built once by FromMetadata.
+// statements are the per-row statements, built once by Build.
 type statements struct {
 	insert          [4]string // by Using
 	deleteRow       string
@@ -54,7 +54,7 @@ type statements struct {
 	countRange      string
 }
 
-func buildStatements(t *Table) statements {
+func buildStatements[TI any](t *Table[TI]) statements {
 	var st statements
 	q := cqltext.QuoteQualified(t.Keyspace, t.Name)
 	names := make([]string, len(t.columns))
@@ -72,7 +72,7 @@ func buildStatements(t *Table) statements {
 }
 
 // insertOf is INSERT INTO t (names) VALUES (their markers) with u's clauses.
-func (t *Table) insertOf(names []string, u Using) string {
+func (t *Table[TI]) insertOf(names []string, u Using) string {
 	cols := make([]string, len(names))
 	marks := make([]string, len(names))
 	for i, name := range names {
@@ -96,7 +96,7 @@ func using(u Using) string {
 }
 
 // equal is `"a" = ? AND "b" = ?` over cols.
-func equal(cols []Column) string {
+func equal[TI any](cols []Column[TI]) string {
 	parts := make([]string, len(cols))
 	for i, c := range cols {
 		parts[i] = cqltext.Quote(c.Name) + " = " + c.Marker()
@@ -105,7 +105,7 @@ func equal(cols []Column) string {
 }
 
 // token is token("pk1", "pk2"): the partition's position on the ring.
-func token(t *Table) string {
+func token[TI any](t *Table[TI]) string {
 	pk := make([]string, len(t.PartitionKey))
 	for i, c := range t.PartitionKey {
 		pk[i] = cqltext.Quote(c.Name)
@@ -117,28 +117,28 @@ func token(t *Table) string {
 // USING clauses u asks for. Binds: Values(row), then the TTL, then the timestamp. On a
 // table with a tuple column, use InsertRow, which binds a tuple element by element
 // and leaves out a tuple the row does not give.
-func (t *Table) Insert(u Using) string { return t.stmts.insert[u&(UsingTTL|UsingTimestamp)] }
+func (t *Table[TI]) Insert(u Using) string { return t.stmts.insert[u&(UsingTTL|UsingTimestamp)] }
 
 // DeleteRow returns DELETE FROM t USING TIMESTAMP ? WHERE <every primary key column>
 // = ?: a row deletion, or without clustering columns the partition's. Binds: the
 // timestamp, then KeyArgs(KeyValues) (a tuple key column binds its elements).
-func (t *Table) DeleteRow() string { return t.stmts.deleteRow }
+func (t *Table[TI]) DeleteRow() string { return t.stmts.deleteRow }
 
 // DeletePartition returns DELETE FROM t USING TIMESTAMP ? WHERE <partition key> = ?.
 // Binds: the timestamp, then the partition key values (KeyValues' first
 // len(PartitionKey)).
-func (t *Table) DeletePartition() string { return t.stmts.deletePartition }
+func (t *Table[TI]) DeletePartition() string { return t.stmts.deletePartition }
 
 // CountRange returns SELECT COUNT(*) FROM t WHERE token(<partition key>) > ? AND
 // token(…) <= ?: the rows of one token range. Binds: the range's bounds (int64).
-func (t *Table) CountRange() string { return t.stmts.countRange }
+func (t *Table[TI]) CountRange() string { return t.stmts.countRange }
 
 // SelectByKey returns SELECT <cells of columns> FROM t WHERE <every primary key column>
 // = ?: columns in the order given, each read as cells says (see Cell). With no columns
 // it reads the first partition key column, which tells whether the row exists. Binds:
 // KeyValues. An unknown column is ErrUnknownColumn; a write time or TTL the cluster's
 // version cannot read is ErrUnsupported.
-func (t *Table) SelectByKey(cells Cell, columns ...string) (string, error) {
+func (t *Table[TI]) SelectByKey(cells Cell, columns ...string) (string, error) {
 	return t.memoized(memoSelect, cells, columns, func(sel string) string {
 		return "SELECT " + sel + " FROM " + cqltext.QuoteQualified(t.Keyspace, t.Name) + " WHERE " + equal(t.columns[:t.keyLen()])
 	})
@@ -148,7 +148,7 @@ func (t *Table) SelectByKey(cells Cell, columns ...string) (string, error) {
 // key column> = ? LIMIT 1: the way to read static columns alone (Cassandra refuses a
 // clustering restriction when only static columns are selected). Binds: the first
 // len(PartitionKey) of KeyArgs.
-func (t *Table) SelectByPartitionKey(cells Cell, columns ...string) (string, error) {
+func (t *Table[TI]) SelectByPartitionKey(cells Cell, columns ...string) (string, error) {
 	return t.memoized(memoSelectPartition, cells, columns, func(sel string) string {
 		return "SELECT " + sel + " FROM " + cqltext.QuoteQualified(t.Keyspace, t.Name) + " WHERE " + equal(t.columns[:len(t.PartitionKey)]) + " LIMIT 1"
 	})
@@ -157,7 +157,7 @@ func (t *Table) SelectByPartitionKey(cells Cell, columns ...string) (string, err
 // ScanRange returns SELECT <cells of columns> FROM t WHERE token(<partition key>) > ?
 // AND token(…) <= ?: every row of one token range, columns as in SelectByKey. Binds:
 // the range's bounds (int64; Murmur3Partitioner tokens). Page through it.
-func (t *Table) ScanRange(cells Cell, columns ...string) (string, error) {
+func (t *Table[TI]) ScanRange(cells Cell, columns ...string) (string, error) {
 	return t.memoized(memoScan, cells, columns, func(sel string) string {
 		tok := token(t)
 		return "SELECT " + sel + " FROM " + cqltext.QuoteQualified(t.Keyspace, t.Name) + " WHERE " + tok + " > ? AND " + tok + " <= ?"
@@ -168,7 +168,7 @@ func (t *Table) ScanRange(cells Cell, columns ...string) (string, error) {
 // = ?: columns in the order given, each assigned whole. Binds: the TTL and timestamp u
 // asks for, the columns' values, then KeyValues. No columns, an unknown column
 // (ErrUnknownColumn) or a primary key column (which UPDATE cannot set) is an error.
-func (t *Table) Update(u Using, columns ...string) (string, error) {
+func (t *Table[TI]) Update(u Using, columns ...string) (string, error) {
 	if len(columns) == 0 {
 		return "", errorFor(ErrUnknownColumn, t, "", "UPDATE needs a column to set")
 	}
@@ -205,7 +205,7 @@ type memoKey struct {
 
 // memoized returns the statement build makes of the columns' selection list, built
 // once per (kind, cells, columns) for a described Table.
-func (t *Table) memoized(kind memoKind, cells Cell, columns []string, build func(sel string) string) (string, error) {
+func (t *Table[TI]) memoized(kind memoKind, cells Cell, columns []string, build func(sel string) string) (string, error) {
 	if cells &= CellValue | CellWriteTime | CellTTL; cells == 0 {
 		cells = CellValue
 	}

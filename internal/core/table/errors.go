@@ -55,7 +55,7 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // errorFor returns an *Error about t (nil: no table) for sentinel, with Row -1.
-func errorFor(sentinel error, t *Table, column, detail string) *Error {
+func errorFor[TI any](sentinel error, t *Table[TI], column, detail string) *Error {
 	e := &Error{Err: sentinel, Column: column, Row: -1, Detail: detail}
 	if t != nil {
 		e.Keyspace, e.Table = t.Keyspace, t.Name

@@ -6,10 +6,6 @@ import (
 	"strings"
 	"sync"
 	"unicode"
-
-	"github.com/gocql/gocql"
-
-	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 )
 
 // Values turns a row into one value per column, in Columns order, ready to bind to
@@ -19,26 +15,27 @@ import (
 // structs contribute their fields.
 //
 // A column the row does not give, or gives as nil (a typed nil pointer, slice or map
-// included, or gocql.UnsetValue), or as an empty non-frozen collection, is
-// gocql.UnsetValue: binding it writes nothing, where NULL would write a tombstone (and
+// included, or the driver's UnsetValue), or as an empty non-frozen collection, is the
+// driver's UnsetValue: binding it writes nothing, where NULL would write a tombstone (and
 // Cassandra stores an empty non-frozen collection as NULL). Zero values (0, false, "")
 // are real values and are kept. Every primary key column must be given (ErrMissingKey);
 // unknown columns (ErrUnknownColumn) and values that do not fit the column's type
 // (ErrBadValue) are errors. Nothing is sent.
 //
 // The slice has room for two more values (the TTL and timestamp Insert binds last).
-func (t *Table) Values(row any) ([]any, error) {
+func (t *Table[TI]) Values(row any) ([]any, error) {
 	n := len(t.columns)
 	dst := make([]any, n, n+2)
+	unset := t.unset
 	for i := range dst {
-		dst[i] = gocql.UnsetValue
+		dst[i] = unset
 	}
 	set := func(name string, v any) error {
 		i, ok := t.byName[name]
 		if !ok {
 			return errorFor(ErrUnknownColumn, t, name, "")
 		}
-		v = normalize(v)
+		v = t.normalize(v)
 		if v == nil {
 			return nil
 		}
@@ -46,16 +43,12 @@ func (t *Table) Values(row any) ([]any, error) {
 		if c.Collection && isEmptyCollection(v) {
 			return nil // an empty non-frozen collection is NULL in Cassandra
 		}
-		if err := fits(c.Type, v); err != nil {
+		if err := t.drv.Fits(c.Type, c.tree.Name, v); err != nil {
 			return errorFor(ErrBadValue, t, name, fmt.Sprintf("%T for %s: %v", v, c.CQLType, err))
 		}
-		if vt, ok := c.Type.(cqlvalue.VectorType); ok {
-			// gocql v1.7.0 marshals a vector only through a Marshaler: bind its bytes.
-			b, err := cqlvalue.Marshal(vt, v)
-			if err != nil {
-				return errorFor(ErrBadValue, t, name, fmt.Sprintf("%T for %s: %v", v, c.CQLType, err))
-			}
-			v = cqlvalue.Raw(b)
+		v, err := t.drv.Bind(c.Type, v)
+		if err != nil {
+			return errorFor(ErrBadValue, t, name, fmt.Sprintf("%T for %s: %v", v, c.CQLType, err))
 		}
 		dst[i] = v
 		return nil
@@ -91,7 +84,7 @@ func (t *Table) Values(row any) ([]any, error) {
 		}
 	}
 	for i := range t.keyLen() {
-		if dst[i] == gocql.UnsetValue {
+		if dst[i] == unset {
 			return nil, errorFor(ErrMissingKey, t, t.columns[i].Name, "")
 		}
 	}
@@ -102,7 +95,7 @@ func (t *Table) Values(row any) ([]any, error) {
 // takes it): partition key then clustering columns, in key order. Other columns the row
 // gives are checked (known, right type) but not returned. Missing or nil key columns
 // are ErrMissingKey.
-func (t *Table) KeyValues(row any) ([]any, error) {
+func (t *Table[TI]) KeyValues(row any) ([]any, error) {
 	vals, err := t.Values(row)
 	if err != nil {
 		return nil, err
@@ -110,17 +103,15 @@ func (t *Table) KeyValues(row any) ([]any, error) {
 	return vals[:t.keyLen():t.keyLen()], nil
 }
 
-// normalize maps "no value" forms to nil: nil, gocql.UnsetValue, nil pointers, nil
-// slices and maps, also behind pointers (gocql binds a *[]T pointing to a nil slice as
-// NULL). Other values pass unchanged.
-func normalize(v any) any {
-	if v == nil || v == gocql.UnsetValue {
+// normalize maps "no value" forms to nil: nil, the driver's UnsetValue, nil pointers,
+// nil slices and maps, also behind pointers (gocql binds a *[]T pointing to a nil
+// slice as NULL). Other values pass unchanged.
+func (t *Table[TI]) normalize(v any) any {
+	if v == nil || v == t.unset {
 		return nil
 	}
-	if _, ok := v.(gocql.Marshaler); ok {
-		if rv := reflect.ValueOf(v); rv.Kind() != reflect.Pointer || !rv.IsNil() {
-			return v // it says what it binds (cqlvalue.Raw: nil is NULL, kept nil below)
-		}
+	if t.drv.Marshaler(v) {
+		return v // it says what it binds (Raw: nil is NULL, kept nil below)
 	}
 	rv := reflect.ValueOf(v)
 	for {

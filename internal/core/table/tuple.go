@@ -6,9 +6,7 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/gocql/gocql"
-
-	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
+	"github.com/cqlsafe/cqlsafe/internal/core/cqltype"
 )
 
 // Tuples. gocql v1.7.0 cannot bind a tuple to one bind marker: it counts a tuple
@@ -19,49 +17,47 @@ import (
 // element can be NULL, but not UNSET (Cassandra refuses an unset tuple field): a row
 // that does not give a tuple column leaves it out of the INSERT instead (InsertRow).
 
-// marker is the bind marker text of a column of type ti: "?", or for a tuple one
+// marker is the bind marker text of a column of type tt: "?", or for a tuple one
 // marker per element, in parentheses (nested tuples alike).
-func marker(ti gocql.TypeInfo) string {
-	tt, ok := ti.(gocql.TupleTypeInfo)
-	if !ok {
+func marker(tt cqltype.Type) string {
+	if tt.Kind != cqltype.Tuple {
 		return "?"
 	}
-	parts := make([]string, len(tt.Elems))
-	for i, e := range tt.Elems {
+	parts := make([]string, len(tt.Params))
+	for i, e := range tt.Params {
 		parts[i] = marker(e)
 	}
 	return "(" + strings.Join(parts, ", ") + ")"
 }
 
 // isTuple reports a column written as a tuple literal.
-func (c *Column) isTuple() bool { return c.marker != "" && c.marker != "?" }
+func (c *Column[TI]) isTuple() bool { return c.marker != "" && c.marker != "?" }
 
 // appendArgs appends what c's marker binds for v: v itself, or a tuple's elements.
-func appendArgs(dst []any, ti gocql.TypeInfo, v any) ([]any, error) {
-	tt, ok := ti.(gocql.TupleTypeInfo)
-	if !ok {
+func (t *Table[TI]) appendArgs(dst []any, tt cqltype.Type, v any) ([]any, error) {
+	if tt.Kind != cqltype.Tuple {
 		return append(dst, v), nil
 	}
-	elems, err := tupleElems(tt, v)
+	elems, err := t.tupleElems(tt, v)
 	if err != nil {
 		return dst, err
 	}
-	for i, e := range tt.Elems {
-		if dst, err = appendArgs(dst, e, elems[i]); err != nil {
+	for i, e := range tt.Params {
+		if dst, err = t.appendArgs(dst, e, elems[i]); err != nil {
 			return dst, err
 		}
 	}
 	return dst, nil
 }
 
-// tupleElems splits a tuple value into its elements. It takes what gocql marshals as a
-// tuple — a slice or array of the elements, a struct with one field per element in
-// order, a pointer to one — and the serialised form (cqlvalue.Raw). nil is a tuple of
+// tupleElems splits a tuple value into its elements. It takes what the drivers marshal
+// as a tuple — a slice or array of the elements, a struct with one field per element in
+// order, a pointer to one — and the serialised form (the driver's Raw). nil is a tuple of
 // NULL elements.
-func tupleElems(tt gocql.TupleTypeInfo, v any) ([]any, error) {
-	n := len(tt.Elems)
+func (t *Table[TI]) tupleElems(tt cqltype.Type, v any) ([]any, error) {
+	n := len(tt.Params)
 	out := make([]any, n)
-	if raw, ok := v.(cqlvalue.Raw); ok {
+	if raw, ok := t.drv.Raw(v); ok {
 		for i := 0; i < n && len(raw) > 0; i++ {
 			if len(raw) < 4 {
 				return nil, fmt.Errorf("tuple: truncated element %d", i)
@@ -74,7 +70,7 @@ func tupleElems(tt gocql.TupleTypeInfo, v any) ([]any, error) {
 			if int(l) > len(raw) {
 				return nil, fmt.Errorf("tuple: element %d of %d bytes in %d", i, l, len(raw))
 			}
-			out[i] = cqlvalue.Raw(raw[:l:l])
+			out[i] = t.drv.RawOf(raw[:l:l])
 			raw = raw[l:]
 		}
 		return out, nil
@@ -110,7 +106,7 @@ func tupleElems(tt gocql.TupleTypeInfo, v any) ([]any, error) {
 		return nil, fmt.Errorf("%T is not a tuple (want a slice, array or struct)", v)
 	}
 	for i, e := range out {
-		if normalize(e) == nil {
+		if t.normalize(e) == nil {
 			out[i] = nil // NULL element: an element cannot be UNSET
 		}
 	}
@@ -122,7 +118,7 @@ func tupleElems(tt gocql.TupleTypeInfo, v any) ([]any, error) {
 // its elements (a tuple is written as a literal of one marker per element). Values
 // that Values or KeyValues returned, or that were scanned, fit. An unknown column is
 // ErrUnknownColumn; a tuple value that does not split is ErrBadValue.
-func (t *Table) Args(columns []string, values []any) ([]any, error) {
+func (t *Table[TI]) Args(columns []string, values []any) ([]any, error) {
 	if len(columns) != len(values) {
 		return nil, errorFor(ErrBadValue, t, "", fmt.Sprintf("%d values for %d columns", len(values), len(columns)))
 	}
@@ -133,7 +129,7 @@ func (t *Table) Args(columns []string, values []any) ([]any, error) {
 			return nil, errorFor(ErrUnknownColumn, t, name, "")
 		}
 		var err error
-		if out, err = appendArgs(out, t.columns[j].Type, values[i]); err != nil {
+		if out, err = t.appendArgs(out, t.columns[j].tree, values[i]); err != nil {
 			return nil, errorFor(ErrBadValue, t, name, err.Error())
 		}
 	}
@@ -143,7 +139,7 @@ func (t *Table) Args(columns []string, values []any) ([]any, error) {
 // KeyArgs is Args of the primary key columns: what DeleteRow, SelectByKey and Update
 // bind for their WHERE clause (DeletePartition: the first len(PartitionKey)). key is as
 // KeyValues returns it.
-func (t *Table) KeyArgs(key []any) ([]any, error) {
+func (t *Table[TI]) KeyArgs(key []any) ([]any, error) {
 	if len(key) > t.keyLen() {
 		return nil, errorFor(ErrMissingKey, t, "", fmt.Sprintf("%d key values for %d key columns", len(key), t.keyLen()))
 	}
@@ -153,7 +149,7 @@ func (t *Table) KeyArgs(key []any) ([]any, error) {
 	out := make([]any, 0, len(key)+2)
 	for i, v := range key {
 		var err error
-		if out, err = appendArgs(out, t.columns[i].Type, v); err != nil {
+		if out, err = t.appendArgs(out, t.columns[i].tree, v); err != nil {
 			return nil, errorFor(ErrBadValue, t, t.columns[i].Name, err.Error())
 		}
 	}
@@ -166,7 +162,7 @@ func (t *Table) KeyArgs(key []any) ([]any, error) {
 // Insert(u) and values unchanged. A tuple column the row does not give (UNSET) is left
 // out of the INSERT — writing nothing, as UNSET would — and a given one is bound
 // element by element (see Args).
-func (t *Table) InsertRow(u Using, values []any) (string, []any, error) {
+func (t *Table[TI]) InsertRow(u Using, values []any) (string, []any, error) {
 	if len(values) != len(t.columns) {
 		return "", nil, errorFor(ErrBadValue, t, "", fmt.Sprintf("%d values for %d columns", len(values), len(t.columns)))
 	}
@@ -177,12 +173,12 @@ func (t *Table) InsertRow(u Using, values []any) (string, []any, error) {
 	args := make([]any, 0, len(values)+2)
 	for i := range t.columns {
 		c := &t.columns[i]
-		if c.isTuple() && values[i] == gocql.UnsetValue {
+		if c.isTuple() && values[i] == t.unset {
 			continue
 		}
 		names = append(names, c.Name)
 		var err error
-		if args, err = appendArgs(args, c.Type, values[i]); err != nil {
+		if args, err = t.appendArgs(args, c.tree, values[i]); err != nil {
 			return "", nil, errorFor(ErrBadValue, t, c.Name, err.Error())
 		}
 	}

@@ -1,12 +1,8 @@
 package table
 
 import (
-	"context"
-	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/gocql/gocql"
 )
 
 // version is a Cassandra release as major.minor; the zero value is unknown.
@@ -45,39 +41,33 @@ func parseVersion(release string) version {
 	return v
 }
 
-// clusterVersion reads the release_version of every node the session's coordinator
-// knows (itself and its peers) and returns the oldest: in a rolling upgrade any node
-// may coordinate a statement, so a statement must parse on the oldest.
-func clusterVersion(ctx context.Context, s *gocql.Session) (version, error) {
+// Oldest returns the oldest of the releases (release_version of each node: in a rolling
+// upgrade any node may coordinate a statement, so a statement must parse on the
+// oldest); releases that do not parse (a peer that has not gossiped its version yet)
+// are skipped; empty when none parses.
+func Oldest(releases ...string) string {
 	var oldest version
-	for _, q := range []string{"SELECT release_version FROM system.local", "SELECT release_version FROM system.peers"} {
-		iter := s.Query(q).WithContext(ctx).Idempotent(true).Iter()
-		var rel string
-		for iter.Scan(&rel) {
-			v := parseVersion(rel)
-			if !v.known() {
-				continue // a peer that has not gossiped its version yet
-			}
-			if !oldest.known() || !v.atLeast(oldest.major, oldest.minor) {
-				oldest = v
-			}
+	for _, rel := range releases {
+		v := parseVersion(rel)
+		if !v.known() {
+			continue
 		}
-		if err := iter.Close(); err != nil {
-			return version{}, fmt.Errorf("read release_version: %w", err)
+		if !oldest.known() || !v.atLeast(oldest.major, oldest.minor) {
+			oldest = v
 		}
 	}
-	return oldest, nil
+	return oldest.release
 }
 
 // CassandraVersion returns the release_version of the oldest node of the cluster when
-// the table was described (e.g. "4.1.10"); empty when unknown (FromMetadata), in which
+// the table was described (e.g. "4.1.10"); empty when unknown (FromMetadata, or Build without it), in which
 // case the builders assume Cassandra 5.0 or later.
-func (t *Table) CassandraVersion() string { return t.version.release }
+func (t *Table[TI]) CassandraVersion() string { return t.version.release }
 
 // cellTimesSupported reports whether WRITETIME and TTL of c can be read on t's cluster:
 // before Cassandra 5.0 they are refused for a non-frozen collection or UDT (one cell
 // per element or field; 5.0 added MAXWRITETIME and per-element TTL lists).
-func (t *Table) cellTimesSupported(c Column) error {
+func (t *Table[TI]) cellTimesSupported(c Column[TI]) error {
 	if !c.Collection || t.version.atLeast(5, 0) {
 		return nil
 	}

@@ -6,36 +6,34 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/gocql/gocql"
-
-	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
+	"github.com/cqlsafe/cqlsafe/internal/core/cqltype"
 )
 
 // EncodeKey encodes primary key values (as KeyValues returns them: partition key then
 // clustering columns) into a deterministic byte string: each value marshalled for its
-// column's type (gocql's native protocol encoding), prefixed with its length as 4 bytes
+// column's type (the native protocol's encoding, as the driver marshals it), prefixed with its length as 4 bytes
 // big-endian. DecodeKey reverses it. A wrong number of values or an absent one is
 // ErrMissingKey; a value that does not fit its column is ErrBadValue.
-func (t *Table) EncodeKey(key []any) ([]byte, error) {
+func (t *Table[TI]) EncodeKey(key []any) ([]byte, error) {
 	return t.encode(t.columns[:t.keyLen()], key)
 }
 
 // EncodePartitionKey is EncodeKey of the partition key alone: rows with equal
 // encodings are in the same partition.
-func (t *Table) EncodePartitionKey(key []any) ([]byte, error) {
+func (t *Table[TI]) EncodePartitionKey(key []any) ([]byte, error) {
 	return t.encode(t.PartitionKey, key)
 }
 
-func (t *Table) encode(cols []Column, key []any) ([]byte, error) {
+func (t *Table[TI]) encode(cols []Column[TI], key []any) ([]byte, error) {
 	if len(key) != len(cols) {
 		return nil, errorFor(ErrMissingKey, t, "", fmt.Sprintf("%d key values for %d key columns", len(key), len(cols)))
 	}
 	var out []byte
 	for i, c := range cols {
-		if absentKey(key[i]) {
+		if t.absentKey(key[i]) {
 			return nil, errorFor(ErrMissingKey, t, c.Name, "")
 		}
-		b, err := marshal(c.Type, key[i])
+		b, err := t.drv.Marshal(c.Type, key[i])
 		if err != nil {
 			return nil, errorFor(ErrBadValue, t, c.Name, err.Error())
 		}
@@ -46,10 +44,10 @@ func (t *Table) encode(cols []Column, key []any) ([]byte, error) {
 }
 
 // DecodeKey decodes what EncodeKey encoded: one value per primary key column, in key
-// order, each of the Go type gocql scans the column's type into (int for int, string
+// order, each of the Go type the driver scans the column's type into (int for int, string
 // for text, …). Bytes that are not such an encoding — truncated, with trailing bytes,
 // or a value that does not decode as its column's type — are ErrBadValue.
-func (t *Table) DecodeKey(b []byte) ([]any, error) {
+func (t *Table[TI]) DecodeKey(b []byte) ([]any, error) {
 	cols := t.columns[:t.keyLen()]
 	out := make([]any, 0, len(cols))
 	for _, c := range cols {
@@ -61,7 +59,7 @@ func (t *Table) DecodeKey(b []byte) ([]any, error) {
 		if uint64(n) > uint64(len(b)) {
 			return nil, errorFor(ErrBadValue, t, c.Name, fmt.Sprintf("corrupt key: length %d, %d bytes left", n, len(b)))
 		}
-		v, err := unmarshal(c.Type, b[:n])
+		v, err := t.unmarshal(c, b[:n])
 		if err != nil {
 			return nil, errorFor(ErrBadValue, t, c.Name, "corrupt key: "+err.Error())
 		}
@@ -74,27 +72,26 @@ func (t *Table) DecodeKey(b []byte) ([]any, error) {
 	return out, nil
 }
 
-// unmarshal decodes b as ti into the Go type gocql scans ti into (an empty blob as
-// []byte{}, a vector as a slice: see cqlvalue.Unmarshal), turning a panic inside gocql
-// into an error.
-func unmarshal(ti gocql.TypeInfo, b []byte) (any, error) {
-	if err := plausible(ti, b); err != nil {
+// unmarshal decodes b as c's type into the Go type the driver scans it into, after
+// checking its collection counts.
+func (t *Table[TI]) unmarshal(c Column[TI], b []byte) (any, error) {
+	if err := plausible(c.tree, b); err != nil {
 		return nil, err
 	}
 	if b == nil {
 		b = []byte{}
 	}
-	return cqlvalue.Unmarshal(ti, b)
+	return t.drv.Unmarshal(c.Type, b)
 }
 
-// plausible checks that every collection count in b (ti's encoding) fits the bytes
+// plausible checks that every collection count in b (tt's encoding) fits the bytes
 // that follow it. gocql allocates a collection by its count before reading the
 // elements: a corrupt count would otherwise allocate gigabytes.
-func plausible(ti gocql.TypeInfo, b []byte) error {
-	elem := func(i int) gocql.TypeInfo { return nil }
+func plausible(tt cqltype.Type, b []byte) error {
+	elem := func(i int) cqltype.Type { return cqltype.Type{} }
 	n := 0
-	switch t := ti.(type) {
-	case gocql.CollectionType:
+	switch tt.Kind {
+	case cqltype.List, cqltype.Set, cqltype.Map:
 		if len(b) == 0 {
 			return nil
 		}
@@ -104,7 +101,7 @@ func plausible(ti gocql.TypeInfo, b []byte) error {
 		count := int32(binary.BigEndian.Uint32(b))
 		b = b[4:]
 		per := 1
-		if t.Type() == gocql.TypeMap {
+		if tt.Kind == cqltype.Map {
 			per = 2
 		}
 		// Every element (key and value of a map entry) takes at least its 4-byte length.
@@ -112,18 +109,15 @@ func plausible(ti gocql.TypeInfo, b []byte) error {
 			return fmt.Errorf("collection: %d elements in %d bytes", count, len(b))
 		}
 		n = int(count) * per
-		elem = func(i int) gocql.TypeInfo {
+		elem = func(i int) cqltype.Type {
 			if per == 2 && i%2 == 0 {
-				return t.Key
+				return tt.Params[0]
 			}
-			return t.Elem
+			return tt.Params[len(tt.Params)-1]
 		}
-	case gocql.TupleTypeInfo:
-		n = len(t.Elems)
-		elem = func(i int) gocql.TypeInfo { return t.Elems[i] }
-	case gocql.UDTTypeInfo:
-		n = len(t.Elements)
-		elem = func(i int) gocql.TypeInfo { return t.Elements[i].Type }
+	case cqltype.Tuple, cqltype.UDT:
+		n = len(tt.Params)
+		elem = func(i int) cqltype.Type { return tt.Params[i] }
 	}
 	for i := 0; i < n && len(b) > 0; i++ {
 		if len(b) < 4 {
@@ -145,10 +139,10 @@ func plausible(ti gocql.TypeInfo, b []byte) error {
 	return nil
 }
 
-// absentKey reports nil, UNSET and nil pointers: no key value (gocql would encode them
-// as NULL). A nil []byte is an empty blob, as gocql scans one.
-func absentKey(v any) bool {
-	if v == nil || v == gocql.UnsetValue {
+// absentKey reports nil, UNSET and nil pointers: no key value (the drivers would encode
+// them as NULL). A nil []byte is an empty blob, as gocql scans one.
+func (t *Table[TI]) absentKey(v any) bool {
+	if v == nil || v == t.unset {
 		return true
 	}
 	rv := reflect.ValueOf(v)

@@ -1,0 +1,101 @@
+package table
+
+import (
+	"reflect"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"github.com/cqlsafe/cqlsafe/gocqlv2/internal/cqlvalue"
+	"github.com/cqlsafe/cqlsafe/internal/core/cqltype"
+	core "github.com/cqlsafe/cqlsafe/internal/core/table"
+)
+
+// protoVersion is the protocol version type infos are made for.
+const protoVersion = 4
+
+// driver is the Apache Cassandra Go driver v2 for core.Table.
+type driver struct{}
+
+var _ core.Driver[gocql.TypeInfo] = driver{}
+
+var nativeTypes = map[string]gocql.Type{
+	"ascii": gocql.TypeAscii, "bigint": gocql.TypeBigInt, "blob": gocql.TypeBlob, "boolean": gocql.TypeBoolean,
+	"counter": gocql.TypeCounter, "date": gocql.TypeDate, "decimal": gocql.TypeDecimal, "double": gocql.TypeDouble,
+	"duration": gocql.TypeDuration, "float": gocql.TypeFloat, "inet": gocql.TypeInet, "int": gocql.TypeInt,
+	"smallint": gocql.TypeSmallInt, "text": gocql.TypeText, "varchar": gocql.TypeVarchar, "time": gocql.TypeTime,
+	"timestamp": gocql.TypeTimestamp, "timeuuid": gocql.TypeTimeUUID, "tinyint": gocql.TypeTinyInt,
+	"uuid": gocql.TypeUUID, "varint": gocql.TypeVarint,
+}
+
+// TypeOf is the v2 driver's TypeInfo of a type tree. The driver's own schema metadata
+// cannot describe a user-defined type (it parses a type text without the keyspace's
+// types); built from the tree it can. v2's CollectionType keeps its kind unexported:
+// a collection is made from a type text of its kind and its key and element set.
+func (driver) TypeOf(t cqltype.Type) gocql.TypeInfo { return v2Type(t) }
+
+func v2Type(t cqltype.Type) gocql.TypeInfo {
+	switch t.Kind {
+	case cqltype.List, cqltype.Set:
+		kind := "list<int>"
+		if t.Kind == cqltype.Set {
+			kind = "set<int>"
+		}
+		ct := gocql.NewNativeType(protoVersion, gocql.TypeCustom, kind).(gocql.CollectionType)
+		ct.Elem = v2Type(t.Params[0])
+		return ct
+	case cqltype.Map:
+		ct := gocql.NewNativeType(protoVersion, gocql.TypeCustom, "map<int, int>").(gocql.CollectionType)
+		ct.Key, ct.Elem = v2Type(t.Params[0]), v2Type(t.Params[1])
+		return ct
+	case cqltype.Tuple:
+		out := gocql.TupleTypeInfo{}
+		for _, e := range t.Params {
+			out.Elems = append(out.Elems, v2Type(e))
+		}
+		return out
+	case cqltype.Vector:
+		return gocql.VectorType{SubType: v2Type(t.Params[0]), Dimensions: t.Dim}
+	case cqltype.UDT:
+		out := gocql.UDTTypeInfo{Keyspace: t.Keyspace, Name: t.Name}
+		for i, f := range t.Fields {
+			out.Elements = append(out.Elements, gocql.UDTField{Name: f, Type: v2Type(t.Params[i])})
+		}
+		return out
+	}
+	return gocql.NewNativeType(protoVersion, nativeTypes[t.Name], "")
+}
+
+func (driver) Unset() any { return gocql.UnsetValue }
+
+func (driver) Marshal(ti gocql.TypeInfo, v any) ([]byte, error) { return cqlvalue.Marshal(ti, v) }
+
+func (driver) Unmarshal(ti gocql.TypeInfo, b []byte) (any, error) { return cqlvalue.Unmarshal(ti, b) }
+
+func (driver) Fits(ti gocql.TypeInfo, native string, v any) error {
+	if core.FastFits(native, v) {
+		return nil
+	}
+	if _, ok := v.(gocql.UUID); ok && native == "uuid" {
+		return nil
+	}
+	_, err := cqlvalue.Marshal(ti, v)
+	return err
+}
+
+// Bind: the v2 driver marshals every type itself, vectors included.
+func (driver) Bind(_ gocql.TypeInfo, v any) (any, error) { return v, nil }
+
+func (driver) Marshaler(v any) bool {
+	if _, ok := v.(gocql.Marshaler); !ok {
+		return false
+	}
+	rv := reflect.ValueOf(v)
+	return rv.Kind() != reflect.Pointer || !rv.IsNil()
+}
+
+func (driver) Raw(v any) ([]byte, bool) {
+	r, ok := v.(cqlvalue.Raw)
+	return r, ok
+}
+
+func (driver) RawOf(b []byte) any { return cqlvalue.Raw(b) }
