@@ -1,8 +1,7 @@
 package overwrite
 
 import (
-	"errors"
-
+	core "github.com/cqlsafe/cqlsafe/internal/core/overwrite"
 	"github.com/cqlsafe/cqlsafe/table"
 )
 
@@ -19,24 +18,16 @@ var (
 	ErrBadValue         = table.ErrBadValue
 	ErrMetadataMismatch = table.ErrMetadataMismatch
 
-	ErrCounterTable    = errors.New("overwrite: table has counter columns")
-	ErrMixedPartitions = errors.New("overwrite: rows of different partitions")
-	ErrNoRows          = errors.New("overwrite: no rows")
+	ErrCounterTable    = core.ErrCounterTable
+	ErrMixedPartitions = core.ErrMixedPartitions
+	ErrNoRows          = core.ErrNoRows
 	// ErrListNotRepeatable: WithTimestamp (a re-application) with a non-empty value for a
 	// non-frozen list column. Cassandra keys list elements by server-side TimeUUIDs, so
 	// re-applying appends a second copy; use frozen<list<…>> or set<…>, or overwrite
 	// again without WithTimestamp (a fresh, newer timestamp).
-	ErrListNotRepeatable = errors.New("overwrite: non-frozen list cannot be re-applied with a pinned timestamp")
+	ErrListNotRepeatable = core.ErrListNotRepeatable
 )
 
 // Error is the typed error behind every sentinel: which table, row and column, and why
 // (table.Error; Row is the index in the rows given to Partition, -1 otherwise).
 type Error = table.Error
-
-func tableErr(sentinel error, t *Table, column, detail string) *Error {
-	e := &Error{Err: sentinel, Column: column, Row: -1, Detail: detail}
-	if t != nil {
-		e.Keyspace, e.Table = t.Keyspace, t.Name
-	}
-	return e
-}

@@ -130,7 +130,7 @@ func TestOverwriteDefaultPolicyPerTable(t *testing.T) {
 func TestOverwriteDefaultPolicyDropsWithTable(t *testing.T) {
 	count := func() int {
 		n := 0
-		policies.Range(func(_, _ any) bool { n++; return true })
+		n += policies.Len()
 		return n
 	}
 	func() {
@@ -159,10 +159,10 @@ func TestOverwriteOptionsAllocateNothing(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("buildOptions allocates %v times per call, want 0", allocs)
 	}
-	if o.ts != 8 || o.policy != p || o.ttl != 60 || o.maxBytes != 4<<20 || o.consistencySet {
+	if o.TS != 8 || o.Policy != p || o.TTL != 60 || o.MaxBytes != 4<<20 || o.ConsistencySet {
 		t.Errorf("options applied as %+v", o)
 	}
-	if o, err := buildOptions(nil, []Option{{}, WithConsistency(gocql.Any)}); err != nil || !o.consistencySet || o.consistency != gocql.Any {
+	if o, err := buildOptions(nil, []Option{{}, WithConsistency(gocql.Any)}); err != nil || !o.ConsistencySet || o.Consistency != gocql.Any {
 		t.Errorf("zero Option then WithConsistency(ANY): %+v, %v", o, err)
 	}
 }

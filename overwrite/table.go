@@ -2,15 +2,11 @@ package overwrite
 
 import (
 	"context"
-	"runtime"
-	"slices"
-	"strings"
-	"sync"
-	"weak"
 
 	"github.com/gocql/gocql"
 	gocqlxtable "github.com/scylladb/gocqlx/v2/table"
 
+	core "github.com/cqlsafe/cqlsafe/internal/core/overwrite"
 	"github.com/cqlsafe/cqlsafe/retry"
 	"github.com/cqlsafe/cqlsafe/table"
 )
@@ -55,30 +51,16 @@ func DescribeGocqlx(ctx context.Context, s *gocql.Session, keyspace string, m go
 
 // refuseCounters returns t, or ErrCounterTable naming its first counter column.
 func refuseCounters(t *Table) (*Table, error) {
-	cols := append(slices.Clone(t.Static), t.Regular...)
-	slices.SortFunc(cols, func(a, b Column) int { return strings.Compare(a.Name, b.Name) })
-	for _, c := range cols {
-		if c.Type != nil && c.Type.Type() == gocql.TypeCounter {
-			return nil, tableErr(ErrCounterTable, t, c.Name, "counters are not idempotent and cannot be overwritten")
-		}
+	if err := core.RefuseCounters(t); err != nil {
+		return nil, err
 	}
 	return t, nil
 }
 
 // policies holds the default retry policy of each table overwritten without
-// WithRetryPolicy, for as long as the table lives: it caches the idempotence verdicts
-// of the table's statements. Keys are weak so a table described again and again is not
-// kept alive by this cache.
-var policies sync.Map // weak.Pointer[table.Table] → *retry.Policy
+// WithRetryPolicy, for as long as the table lives (weakly keyed).
+var policies core.Policies[Table, retry.Policy]
 
-func defaultPolicy(t *Table) *retry.Policy {
-	k := weak.Make(t)
-	if p, ok := policies.Load(k); ok {
-		return p.(*retry.Policy)
-	}
-	p, loaded := policies.LoadOrStore(k, retry.NewPolicy())
-	if !loaded {
-		runtime.AddCleanup(t, func(k weak.Pointer[table.Table]) { policies.Delete(k) }, k)
-	}
-	return p.(*retry.Policy)
-}
+func defaultPolicy(t *Table) *retry.Policy { return policies.For(t, newPolicy) }
+
+func newPolicy() *retry.Policy { return retry.NewPolicy() }

@@ -106,3 +106,12 @@ func (t *Table[TI]) keyLen() int { return len(t.PartitionKey) + len(t.Clustering
 
 // Unset is what the table's driver binds as UNSET (gocql.UnsetValue).
 func (t *Table[TI]) Unset() any { return t.unset }
+
+// IsCounter reports a counter column.
+func (c Column[TI]) IsCounter() bool {
+	return c.tree.Kind == cqltype.Native && c.tree.Name == "counter"
+}
+
+// IsList reports a non-frozen list: Cassandra keys its elements by TimeUUIDs from the
+// server's clock, so writing it twice appends twice.
+func (c Column[TI]) IsList() bool { return c.Collection && c.tree.Kind == cqltype.List }
