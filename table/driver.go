@@ -140,3 +140,34 @@ func withProto(ti gocql.TypeInfo) gocql.TypeInfo {
 	}
 	return ti
 }
+
+// TreeOf is the shape of gocql's own TypeInfo (for a type text that does not parse):
+// collections, tuples and natives; Native{Name: ""} for what gocql calls custom (a UDT
+// it was not told of, a vector).
+func (driver) TreeOf(ti gocql.TypeInfo) cqltype.Type {
+	switch t := ti.(type) {
+	case gocql.CollectionType:
+		switch t.Type() {
+		case gocql.TypeList:
+			return cqltype.Type{Kind: cqltype.List, Params: []cqltype.Type{driver{}.TreeOf(t.Elem)}}
+		case gocql.TypeSet:
+			return cqltype.Type{Kind: cqltype.Set, Params: []cqltype.Type{driver{}.TreeOf(t.Elem)}}
+		case gocql.TypeMap:
+			return cqltype.Type{Kind: cqltype.Map, Params: []cqltype.Type{driver{}.TreeOf(t.Key), driver{}.TreeOf(t.Elem)}}
+		}
+	case gocql.TupleTypeInfo:
+		out := cqltype.Type{Kind: cqltype.Tuple}
+		for _, e := range t.Elems {
+			out.Params = append(out.Params, driver{}.TreeOf(e))
+		}
+		return out
+	case nil:
+		return cqltype.Type{}
+	}
+	for name, typ := range nativeTypes {
+		if ti.Type() == typ {
+			return cqltype.Type{Name: name}
+		}
+	}
+	return cqltype.Type{}
+}

@@ -99,3 +99,39 @@ func (driver) Raw(v any) ([]byte, bool) {
 }
 
 func (driver) RawOf(b []byte) any { return cqlvalue.Raw(b) }
+
+// TreeOf is the shape of the v2 driver's own TypeInfo (for a type text that does not
+// parse): collections, tuples, vectors and natives; Native{Name: ""} for what the
+// driver cannot describe (a user type it was not told of).
+func (driver) TreeOf(ti gocql.TypeInfo) cqltype.Type {
+	switch t := ti.(type) {
+	case gocql.CollectionType:
+		switch t.Type() {
+		case gocql.TypeList:
+			return cqltype.Type{Kind: cqltype.List, Params: []cqltype.Type{driver{}.TreeOf(t.Elem)}}
+		case gocql.TypeSet:
+			return cqltype.Type{Kind: cqltype.Set, Params: []cqltype.Type{driver{}.TreeOf(t.Elem)}}
+		case gocql.TypeMap:
+			return cqltype.Type{Kind: cqltype.Map, Params: []cqltype.Type{driver{}.TreeOf(t.Key), driver{}.TreeOf(t.Elem)}}
+		}
+	case gocql.TupleTypeInfo:
+		out := cqltype.Type{Kind: cqltype.Tuple}
+		for _, e := range t.Elems {
+			out.Params = append(out.Params, driver{}.TreeOf(e))
+		}
+		return out
+	case gocql.VectorType:
+		return cqltype.Type{Kind: cqltype.Vector, Params: []cqltype.Type{driver{}.TreeOf(t.SubType)}, Dim: t.Dimensions}
+	case nil:
+		return cqltype.Type{}
+	}
+	if ti.Type() == gocql.TypeCustom {
+		return cqltype.Type{}
+	}
+	for name, typ := range nativeTypes {
+		if ti.Type() == typ {
+			return cqltype.Type{Name: name}
+		}
+	}
+	return cqltype.Type{}
+}

@@ -110,7 +110,10 @@ func (n *Node) Keyspace(t testing.TB) (*gocql.Session, string) {
 			admin.Close()
 			admin = nil
 		}
-		kept, rerr := n.restartNative(ctx)
+		// A restart gets the time a first start gets, whatever the failed create used.
+		rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer rcancel()
+		kept, rerr := n.restartNative(rctx)
 		if rerr != nil {
 			t.Fatalf("harness: the node did not answer; restarting it failed: %v (its log kept in %q)", rerr, kept)
 		}
@@ -119,6 +122,7 @@ func (n *Node) Keyspace(t testing.TB) (*gocql.Session, string) {
 		msg := fmt.Sprintf("harness: %s: the native node did not answer: restarted it (its log, with a thread dump, is kept in %s)", t.Name(), kept)
 		fmt.Fprintln(os.Stderr, msg)
 		t.Log(msg)
+		ctx = rctx
 		if err := create(); err != nil {
 			t.Fatalf("after the restart: %v", err)
 		}

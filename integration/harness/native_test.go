@@ -300,7 +300,8 @@ func TestSetYAML(t *testing.T) {
 // TestNativeNodeRestartedWhenUnresponsive: a native node that stops answering (its JVM
 // stopped with SIGSTOP: connections are accepted by the kernel, nothing is answered) is
 // replaced by Keyspace with a fresh node on the same address, its log kept; the
-// keyspace Keyspace returns then takes writes and reads.
+// keyspace Keyspace returns then takes writes and reads. A node whose JVM exited is not
+// restarted.
 func TestNativeNodeRestartedWhenUnresponsive(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a native Cassandra")
@@ -349,5 +350,13 @@ func TestNativeNodeRestartedWhenUnresponsive(t *testing.T) {
 	var v string
 	if err := s.Query(`SELECT v FROM t WHERE k = 1`).Scan(&v); err != nil || v != "after restart" {
 		t.Fatalf("read back %q, %v", v, err)
+	}
+	// A JVM that exited is not restarted: a crash is a finding.
+	if err := syscall.Kill(n.native.pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-n.native.done
+	if _, err := n.restartNative(ctx); err == nil || !strings.Contains(err.Error(), "exited") || n.restarts != 1 {
+		t.Fatalf("restart of an exited node: %v (restarts %d), want refused", err, n.restarts)
 	}
 }

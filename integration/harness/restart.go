@@ -24,7 +24,8 @@ func unresponsive(err error) bool {
 	return errors.Is(err, gocql.ErrTimeoutNoResponse) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, gocql.ErrNoConnections) || errors.Is(err, gocql.ErrNoConnectionsStarted) ||
 		// gocql v1.7 formats the control connection's error with %v: only its text is left.
-		strings.Contains(err.Error(), "no response to connection startup within timeout")
+		strings.Contains(err.Error(), "no response to connection startup within timeout") ||
+		strings.Contains(err.Error(), gocql.ErrTimeoutNoResponse.Error())
 }
 
 // isNative reports whether the node is a native node the harness started.
@@ -41,13 +42,20 @@ func (n *Node) isNative() bool {
 // same address and ports: data is thrown away, as at Close. Before it kills the JVM it
 // asks for a thread dump (SIGQUIT: the JVM prints it to its log) and keeps the log
 // outside the data directory, under a name it returns, so a hang can be looked into
-// after the run. Only for native nodes the harness started; at most maxRestarts times.
+// after the run. Only for native nodes the harness started and whose JVM still runs (one
+// that exited is an error, with its log), at most maxRestarts times.
 func (n *Node) restartNative(ctx context.Context) (kept string, err error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	old := n.native
 	if old == nil || old.cmd == nil {
 		return "", errors.New("harness: only a native node the harness started can be restarted")
+	}
+	select {
+	case <-old.done:
+		// A JVM that exited crashed (or was killed): a finding, not a hang to restart.
+		return "", fmt.Errorf("harness: the native node exited (%v); last lines of %s:\n%s", old.waitErr, old.logPath, old.logTail(40))
+	default:
 	}
 	if n.restarts >= maxRestarts {
 		return "", fmt.Errorf("harness: native node already restarted %d times", n.restarts)

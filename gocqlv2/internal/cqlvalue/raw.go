@@ -3,6 +3,7 @@
 package cqlvalue
 
 import (
+	"encoding/binary"
 	"fmt"
 	"reflect"
 
@@ -38,14 +39,19 @@ func Marshal(ti gocql.TypeInfo, v any) (b []byte, err error) {
 
 // Unmarshal decodes b (ti's serialised form) into the Go value the driver scans ti into
 // (the type of ti.Zero()), an empty blob as []byte{} (a value), not nil (NULL); nil b
-// is nil. A panic inside the driver is an error.
+// is nil. A tuple is []any of its elements, a NULL element nil (the driver panics on
+// one). A value the driver panics on otherwise — a tuple with a NULL element inside a
+// collection or UDT — is kept as its bytes (Raw), which bind back unchanged.
 func Unmarshal(ti gocql.TypeInfo, b []byte) (v any, err error) {
 	if b == nil {
 		return nil, nil
 	}
+	if tt, ok := ti.(gocql.TupleTypeInfo); ok {
+		return unmarshalTuple(tt, b)
+	}
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("gocql cannot unmarshal %v: %v", ti, r)
+			v, err = append(Raw{}, b...), nil
 		}
 	}()
 	if ti.Type() == gocql.TypeBlob {
@@ -60,4 +66,35 @@ func Unmarshal(ti gocql.TypeInfo, b []byte) (v any, err error) {
 		return nil, err
 	}
 	return p.Elem().Interface(), nil
+}
+
+// unmarshalTuple decodes a tuple element by element: each a 4-byte length (-1: NULL)
+// and its bytes; elements missing at the end are NULL, as the native protocol allows.
+func unmarshalTuple(tt gocql.TupleTypeInfo, b []byte) ([]any, error) {
+	out := make([]any, len(tt.Elems))
+	for i, et := range tt.Elems {
+		if len(b) == 0 {
+			break
+		}
+		if len(b) < 4 {
+			return nil, fmt.Errorf("tuple: truncated element %d", i)
+		}
+		n := int32(binary.BigEndian.Uint32(b))
+		b = b[4:]
+		if n < 0 {
+			continue
+		}
+		if int64(n) > int64(len(b)) {
+			return nil, fmt.Errorf("tuple: element %d of %d bytes in %d", i, n, len(b))
+		}
+		v, err := Unmarshal(et, b[:n])
+		if err != nil {
+			return nil, fmt.Errorf("tuple element %d: %w", i, err)
+		}
+		out[i], b = v, b[n:]
+	}
+	if len(b) > 0 {
+		return nil, fmt.Errorf("tuple: %d bytes after the last element", len(b))
+	}
+	return out, nil
 }

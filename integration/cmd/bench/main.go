@@ -130,6 +130,18 @@ func run(f flags) error {
 		}
 		add(ps...)
 	}
+	if only.MatchString("overwrite_vs_floor_v2") {
+		if !only.MatchString("overwrite_vs_insert") && !only.MatchString("overwrite_vs_floor") {
+			if _, err := overwritePairs(ctx, e); err != nil { // creates t40
+				return fmt.Errorf("overwrite: %w", err)
+			}
+		}
+		p, err := overwritePairV2(ctx, e, &closers)
+		if err != nil {
+			return fmt.Errorf("overwrite v2: %w", err)
+		}
+		add(p)
+	}
 	if only.MatchString("exec_vs_raw") {
 		p, err := execPair(ctx, e)
 		if err != nil {

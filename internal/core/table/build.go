@@ -41,9 +41,13 @@ func Build[TI any](drv Driver[TI], keyspace, name string, cols []ColumnDef[TI], 
 				c.Collection = !tree.Frozen
 			}
 		} else {
-			// Unparsed (a user type not given): a collection still shows in the text.
-			low := strings.ToLower(strings.TrimSpace(cd.Validator))
-			c.Collection = strings.HasPrefix(low, "list<") || strings.HasPrefix(low, "set<") || strings.HasPrefix(low, "map<")
+			// Unparsed (a user type not given): the driver's own description still
+			// tells a collection or a tuple, and its elements where it knows them.
+			c.tree = drv.TreeOf(cd.Type)
+			switch c.tree.Kind {
+			case cqltype.List, cqltype.Set, cqltype.Map:
+				c.Collection = !strings.HasPrefix(strings.ToLower(strings.TrimSpace(cd.Validator)), "frozen<")
+			}
 		}
 		c.marker = marker(c.tree)
 		switch cd.Role {

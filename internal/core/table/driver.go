@@ -9,6 +9,10 @@ import "github.com/cqlsafe/cqlsafe/internal/core/cqltype"
 type Driver[TI any] interface {
 	// TypeOf is the driver's description of a parsed column type.
 	TypeOf(t cqltype.Type) TI
+	// TreeOf is the type tree of the driver's own description, for a type text that
+	// does not parse (a user type not given): what the driver knows of its shape —
+	// list, set, map, tuple — with Native{Name: ""} where it knows nothing.
+	TreeOf(ti TI) cqltype.Type
 	// Unset is the value that binds as UNSET.
 	Unset() any
 	// Marshal encodes v as ti in the native protocol; v that does not fit is an error,

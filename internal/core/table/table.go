@@ -107,6 +107,15 @@ func (t *Table[TI]) keyLen() int { return len(t.PartitionKey) + len(t.Clustering
 // Unset is what the table's driver binds as UNSET (gocql.UnsetValue).
 func (t *Table[TI]) Unset() any { return t.unset }
 
+// native is the column's native type name ("int"), empty for other kinds (a UDT's name
+// is not a native type's, even when it is written "text").
+func (c *Column[TI]) native() string {
+	if c.tree.Kind != cqltype.Native {
+		return ""
+	}
+	return c.tree.Name
+}
+
 // IsCounter reports a counter column.
 func (c Column[TI]) IsCounter() bool {
 	return c.tree.Kind == cqltype.Native && c.tree.Name == "counter"

@@ -15,6 +15,7 @@ type fakeDriver struct{}
 type unset struct{}
 
 func (fakeDriver) TypeOf(t cqltype.Type) cqltype.Type { return t }
+func (fakeDriver) TreeOf(t cqltype.Type) cqltype.Type { return t }
 func (fakeDriver) Unset() any                         { return unset{} }
 func (fakeDriver) Marshal(ti cqltype.Type, v any) ([]byte, error) {
 	switch x := v.(type) {

@@ -43,7 +43,7 @@ func (t *Table[TI]) Values(row any) ([]any, error) {
 		if c.Collection && isEmptyCollection(v) {
 			return nil // an empty non-frozen collection is NULL in Cassandra
 		}
-		if err := t.drv.Fits(c.Type, c.tree.Name, v); err != nil {
+		if err := t.drv.Fits(c.Type, c.native(), v); err != nil {
 			return errorFor(ErrBadValue, t, name, fmt.Sprintf("%T for %s: %v", v, c.CQLType, err))
 		}
 		v, err := t.drv.Bind(c.Type, v)
