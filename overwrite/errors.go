@@ -1,6 +1,8 @@
 package overwrite
 
 import (
+	"errors"
+
 	core "github.com/cqlsafe/cqlsafe/internal/core/overwrite"
 	"github.com/cqlsafe/cqlsafe/table"
 )
@@ -31,3 +33,5 @@ var (
 // Error is the typed error behind every sentinel: which table, row and column, and why
 // (table.Error; Row is the index in the rows given to Partition, -1 otherwise).
 type Error = table.Error
+
+var errNilSession = errors.New("overwrite: nil session")

@@ -2,7 +2,6 @@ package overwrite
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/gocql/gocql"
@@ -117,36 +116,57 @@ func Row(ctx context.Context, s *gocql.Session, t *Table, row any, opts ...Optio
 	if err != nil {
 		return Result{}, err
 	}
-	return send(ctx, s, &o, p, true)
+	return send(ctx, s, &o, &p, true)
 }
 
-// send draws N from the policy's clock unless pinned and sends the plan's batches.
+// send draws N from the policy's clock unless pinned and sends the plan's batches in
+// order, stopping at the first that fails. row: Row's plan (its Result counts its one
+// batch, sent or not).
 func send(ctx context.Context, s *gocql.Session, o *options, p *core.Plan, row bool) (Result, error) {
 	if s == nil {
-		return Result{}, errors.New("overwrite: nil session")
+		return Result{}, errNilSession
 	}
 	n := o.TS
 	if n == 0 {
 		n = o.Policy.Clock().Reserve(2)
 	}
-	return core.Send(p, n, o.TTLValue(gocql.UnsetValue), o.MaxBytes, row, func(stmts []core.Stmt) error {
-		b := s.NewBatch(gocql.UnloggedBatch)
-		b.Entries = make([]gocql.BatchEntry, 0, len(stmts))
-		for _, st := range stmts {
-			// Marked idempotent, as the retry policy's verdict will find them but for a
-			// row with a non-empty non-frozen list (which it then marks not idempotent
-			// itself): the policy need not copy the entries to mark them.
-			b.Entries = append(b.Entries, gocql.BatchEntry{Stmt: st.CQL, Args: st.Args, Idempotent: true})
+	p.Stamp(n, o.TTLValue(gocql.UnsetValue))
+	res := Result{Timestamp: n, Scope: p.Scope, Rows: p.Len()}
+	if row {
+		res.Batches = 1
+	}
+	var buf [2]core.Stmt
+	for from, next := 0, 0; from < p.Len(); from = next {
+		var stmts []core.Stmt
+		stmts, next = p.Next(buf[:0], from, o.MaxBytes)
+		if err := execBatch(ctx, s, o, n, stmts); err != nil {
+			return res, core.Failed(res, err, from)
 		}
-		if o.ConsistencySet {
-			b.SetConsistency(o.Consistency)
+		if !row {
+			res.Batches++
 		}
-		if o.Serial != 0 {
-			b.SerialConsistency(o.Serial)
-		}
-		// The statements carry their own timestamps; the batch's default is N+1 too.
-		return o.Policy.ExecBatch(ctx, s, b, retry.AtTimestamp(n+1))
-	})
+	}
+	return res, nil
+}
+
+// execBatch sends one unlogged batch of stmts through the policy, pinned at N+1.
+func execBatch(ctx context.Context, s *gocql.Session, o *options, n int64, stmts []core.Stmt) error {
+	b := s.NewBatch(gocql.UnloggedBatch)
+	b.Entries = make([]gocql.BatchEntry, 0, len(stmts))
+	for _, st := range stmts {
+		// Marked idempotent as the policy's verdict finds them, but for a row with a
+		// non-empty non-frozen list, which the policy then marks not idempotent itself:
+		// the policy need not copy the entries to mark them.
+		b.Entries = append(b.Entries, gocql.BatchEntry{Stmt: st.CQL, Args: st.Args, Idempotent: true})
+	}
+	if o.ConsistencySet {
+		b.SetConsistency(o.Consistency)
+	}
+	if o.Serial != 0 {
+		b.SerialConsistency(o.Serial)
+	}
+	// The statements carry their own timestamps; the batch's default is N+1 too.
+	return o.Policy.ExecBatch(ctx, s, b, retry.AtTimestamp(n+1))
 }
 
 // Partition replaces a whole partition: a partition DELETE at N and every row INSERTed at
@@ -171,5 +191,5 @@ func Partition(ctx context.Context, s *gocql.Session, t *Table, rows any, opts .
 	if err != nil {
 		return Result{}, err
 	}
-	return send(ctx, s, &o, p, false)
+	return send(ctx, s, &o, &p, false)
 }

@@ -103,56 +103,86 @@ type Stmt struct {
 }
 
 // Plan is what an overwrite sends, checked before anything is: the DELETE and the rows'
-// INSERTs, whose timestamp (and TTL) Stamp fills in.
+// INSERTs, whose timestamp (and TTL) Stamp fills in. It is a value: planning and
+// sending a Row allocate nothing beyond the statements' arguments.
 type Plan struct {
 	Scope  Scope
-	Delete Stmt   // Args[0] is N
-	Insert []Stmt // each Args ends with the TTL, then N+1
+	Delete Stmt // Args[0] is N
+	row    Stmt // Row's INSERT; each INSERT's Args end with the TTL, then N+1
+	rows   []Stmt
 	sizes  []int
+}
+
+// Len is the number of INSERTs (rows).
+func (p *Plan) Len() int {
+	if p.rows == nil {
+		return 1
+	}
+	return len(p.rows)
+}
+
+func (p *Plan) insert(i int) Stmt {
+	if p.rows == nil {
+		return p.row
+	}
+	return p.rows[i]
 }
 
 // Stamp sets N (the DELETE's timestamp; the INSERTs are at N+1) and the INSERTs' TTL
 // value (the driver's UnsetValue for none: the table's default_time_to_live applies).
 func (p *Plan) Stamp(n int64, ttl any) {
 	p.Delete.Args[0] = n
-	for _, ins := range p.Insert {
-		ins.Args[len(ins.Args)-2], ins.Args[len(ins.Args)-1] = ttl, n+1
+	next := n + 1
+	for i := range p.Len() {
+		ins := p.insert(i)
+		ins.Args[len(ins.Args)-2], ins.Args[len(ins.Args)-1] = ttl, next
 	}
 }
 
-// Batches splits the plan into batches of at most maxBytes of values (estimated): the
-// first holds the DELETE; each is called with its statements and the index of its first
-// row. It stops at fn's first error.
-func (p *Plan) Batches(maxBytes int, fn func(stmts []Stmt, firstRow int) error) error {
-	if len(p.Insert) == 1 {
-		return fn([]Stmt{p.Delete, p.Insert[0]}, 0)
+// Next appends to dst the statements of the batch whose first INSERT is from — the
+// first batch holds the DELETE too — as many as fit in maxBytes of values (estimated),
+// and returns them with the index after its last INSERT. Send the batches in order:
+// for from := 0; from < p.Len(); from = next { batch, next = p.Next(buf[:0], from, max) }.
+func (p *Plan) Next(dst []Stmt, from, maxBytes int) ([]Stmt, int) {
+	if from == 0 {
+		dst = append(dst, p.Delete)
 	}
-	batch := []Stmt{p.Delete}
-	first, size := 0, 0
-	for i, ins := range p.Insert {
+	if p.rows == nil {
+		return append(dst, p.row), 1
+	}
+	size := 0
+	i := from
+	for ; i < len(p.rows); i++ {
 		if size > 0 && size+p.sizes[i] > maxBytes {
-			if err := fn(batch, first); err != nil {
-				return err
-			}
-			batch, first, size = nil, i, 0
+			break
 		}
-		batch = append(batch, ins)
+		dst = append(dst, p.rows[i])
 		size += p.sizes[i]
 	}
-	return fn(batch, first)
+	return dst, i
+}
+
+// Failed is the error of the batch whose first INSERT is from, res counting the batches
+// sent before it: after one, it says which rows did not follow (the first batches hold
+// the DELETE and applied).
+func Failed(res Result, err error, from int) error {
+	if res.Batches == 0 {
+		return err
+	}
+	return fmt.Errorf("overwrite: batch %d (rows %d and after; the first %d batches applied): %w", res.Batches+1, from, res.Batches, err)
 }
 
 // PlanRow checks row and plans its overwrite: a DELETE of the row (of the partition
 // when the table has no clustering columns) and its INSERT. pinned (WithTimestamp)
 // refuses a non-empty non-frozen list (ErrListNotRepeatable).
-func PlanRow[TI any](t *table.Table[TI], row any, pinned bool) (*Plan, error) {
+func PlanRow[TI any](t *table.Table[TI], row any, pinned bool) (Plan, error) {
 	values, err := t.Values(row) // with room for the TTL and timestamp bound last
 	if err != nil {
-		return nil, err
+		return Plan{}, err
 	}
 	if pinned {
 		if err := refuseListReapply(t, values, -1); err != nil {
-			return nil, err
+			return Plan{}, err
 		}
 	}
 	scope := ScopeRow
@@ -161,32 +191,31 @@ func PlanRow[TI any](t *table.Table[TI], row any, pinned bool) (*Plan, error) {
 	}
 	keyArgs, err := t.KeyArgs(values[:len(t.PartitionKey)+len(t.Clustering)])
 	if err != nil {
-		return nil, err
+		return Plan{}, err
 	}
 	insert, insArgs, err := t.InsertRow(table.UsingTTL|table.UsingTimestamp, values)
 	if err != nil {
-		return nil, err
+		return Plan{}, err
 	}
 	delArgs := make([]any, 1, 1+len(keyArgs))
 	delArgs = append(delArgs, keyArgs...)
 	// Without clustering columns DeleteRow is the partition deletion: the row is the
 	// partition.
-	return &Plan{Scope: scope, Delete: Stmt{t.DeleteRow(), delArgs},
-		Insert: []Stmt{{insert, append(insArgs, nil, nil)}}}, nil
+	return Plan{Scope: scope, Delete: Stmt{t.DeleteRow(), delArgs}, row: Stmt{insert, append(insArgs, nil, nil)}}, nil
 }
 
 // PlanPartition checks rows (a slice or array of rows as PlanRow takes them, all of one
 // partition) and plans the partition's overwrite: a partition DELETE and every row's
 // INSERT.
-func PlanPartition[TI any](t *table.Table[TI], rows any, pinned bool) (*Plan, error) {
+func PlanPartition[TI any](t *table.Table[TI], rows any, pinned bool) (Plan, error) {
 	rv := reflect.ValueOf(rows)
 	if rows == nil || (rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array) {
-		return nil, tableErr(ErrNotARow, t, "", fmt.Sprintf("rows must be a slice, got %T", rows))
+		return Plan{}, tableErr(ErrNotARow, t, "", fmt.Sprintf("rows must be a slice, got %T", rows))
 	}
 	if rv.Len() == 0 {
-		return nil, tableErr(ErrNoRows, t, "", "")
+		return Plan{}, tableErr(ErrNoRows, t, "", "")
 	}
-	p := &Plan{Scope: ScopePartition, Insert: make([]Stmt, rv.Len()), sizes: make([]int, rv.Len())}
+	p := Plan{Scope: ScopePartition, rows: make([]Stmt, rv.Len()), sizes: make([]int, rv.Len())}
 	var firstKey []byte
 	var pk []any // the partition key (every row's)
 	atRow := func(err error, i int) error {
@@ -196,37 +225,37 @@ func PlanPartition[TI any](t *table.Table[TI], rows any, pinned bool) (*Plan, er
 		}
 		return err
 	}
-	for i := range p.Insert {
+	for i := range p.rows {
 		vals, err := t.Values(rv.Index(i).Interface())
 		if err != nil {
-			return nil, atRow(err, i)
+			return Plan{}, atRow(err, i)
 		}
 		pk = vals[:len(t.PartitionKey)]
 		key, err := t.EncodePartitionKey(pk)
 		if err != nil {
-			return nil, err
+			return Plan{}, err
 		}
 		if i == 0 {
 			firstKey = key
 		} else if !bytes.Equal(key, firstKey) {
-			return nil, atRow(tableErr(ErrMixedPartitions, t, "", "partition key differs from row 0"), i)
+			return Plan{}, atRow(tableErr(ErrMixedPartitions, t, "", "partition key differs from row 0"), i)
 		}
 		if pinned {
 			if err := refuseListReapply(t, vals, i); err != nil {
-				return nil, err
+				return Plan{}, err
 			}
 		}
 		// The INSERT and its arguments now, so a tuple that does not split is an
 		// error before anything is sent.
 		insert, args, err := t.InsertRow(table.UsingTTL|table.UsingTimestamp, vals)
 		if err != nil {
-			return nil, atRow(err, i)
+			return Plan{}, atRow(err, i)
 		}
-		p.Insert[i], p.sizes[i] = Stmt{insert, append(args, nil, nil)}, valuesSize(args)
+		p.rows[i], p.sizes[i] = Stmt{insert, append(args, nil, nil)}, valuesSize(args)
 	}
 	pkArgs, err := t.KeyArgs(pk)
 	if err != nil {
-		return nil, err
+		return Plan{}, err
 	}
 	p.Delete = Stmt{t.DeletePartition(), append([]any{nil}, pkArgs...)}
 	return p, nil
@@ -271,26 +300,4 @@ func tableErr[TI any](sentinel error, t *table.Table[TI], column, detail string)
 		e.Keyspace, e.Table = t.Keyspace, t.Name
 	}
 	return e
-}
-
-// Send stamps the plan with N and the TTL value and sends its batches in order through
-// exec, stopping at the first that fails. row: the plan is Row's (its Result counts
-// its one batch, sent or not).
-func Send(p *Plan, n int64, ttl any, maxBytes int, row bool, exec func(stmts []Stmt) error) (Result, error) {
-	p.Stamp(n, ttl)
-	res := Result{Timestamp: n, Scope: p.Scope, Rows: len(p.Insert)}
-	err := p.Batches(maxBytes, func(stmts []Stmt, firstRow int) error {
-		if err := exec(stmts); err != nil {
-			if res.Batches > 0 {
-				return fmt.Errorf("overwrite: batch %d (rows %d and after; the first %d batches applied): %w", res.Batches+1, firstRow, res.Batches, err)
-			}
-			return err
-		}
-		res.Batches++
-		return nil
-	})
-	if row {
-		res.Batches = 1
-	}
-	return res, err
 }
