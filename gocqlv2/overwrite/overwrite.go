@@ -101,17 +101,19 @@ func send(ctx context.Context, s *gocql.Session, o *options, p *core.Plan, row b
 	p.Stamp(n, o.TTLValue(gocql.UnsetValue))
 	res := Result{Timestamp: n, Scope: p.Scope, Rows: p.Len()}
 	if row {
-		res.Batches = 1
+		res.Batches = 1 // Row's one batch, sent or not
 	}
 	var buf [2]core.Stmt
+	sent := 0
 	for from, next := 0, 0; from < p.Len(); from = next {
 		var stmts []core.Stmt
 		stmts, next = p.Next(buf[:0], from, o.MaxBytes)
 		if err := execBatch(ctx, s, o, n, stmts); err != nil {
-			return res, core.Failed(res, err, from)
+			return res, core.Failed(err, sent, from)
 		}
+		sent++
 		if !row {
-			res.Batches++
+			res.Batches = sent
 		}
 	}
 	return res, nil
@@ -128,7 +130,7 @@ func execBatch(ctx context.Context, s *gocql.Session, o *options, n int64, stmts
 		b.Entries = append(b.Entries, gocql.BatchEntry{Stmt: st.CQL, Args: st.Args, Idempotent: true})
 	}
 	if o.ConsistencySet {
-		b.SetConsistency(o.Consistency)
+		b.Consistency(o.Consistency)
 	}
 	if o.Serial != 0 {
 		b.SerialConsistency(o.Serial)

@@ -85,34 +85,50 @@ type v2 struct {
 // version), closed when t ends.
 func newV2(t testing.TB, ks string) v2 {
 	t.Helper()
-	cl := gocqlv2.NewCluster(node.Hosts()...)
+	s := v2Via(t, node.Hosts()[0], ks, 15*time.Second, 0)
+	return v2{s: s, p: retryv2.NewPolicy(retryv2.WithSchema(retryv2.SessionSchema(s)))}
+}
+
+// v2Via is a v2 session on keyspace ks whose every connection goes to addr (the node,
+// or a fault proxy in front of it, which reads protocol v4), closed when the test ends;
+// proto 0 is the driver's default protocol version.
+func v2Via(t testing.TB, addr, ks string, timeout time.Duration, proto int) *gocqlv2.Session {
+	t.Helper()
+	cl := gocqlv2.NewCluster(addr)
 	cl.Keyspace = ks
-	cl.Timeout = 15 * time.Second
+	cl.ProtoVersion = proto
+	cl.Timeout = timeout
 	cl.ConnectTimeout = 15 * time.Second
 	cl.Consistency = gocqlv2.Quorum
 	cl.NumConns = 2
-	// One node, reached at the address the harness gives (a published port when it runs
-	// in a container).
+	// One node, reached at addr whatever address it announces (a published port when it
+	// runs in a container, or the proxy).
 	cl.DisableInitialHostLookup = true
-	if h := node.Hosts()[0]; true {
-		host, port, err := net.SplitHostPort(h)
-		if err == nil {
-			p, _ := strconv.Atoi(port)
-			ip := net.ParseIP(host)
-			if ip == nil {
-				if ips, err := net.LookupIP(host); err == nil && len(ips) > 0 {
-					ip = ips[0]
-				}
+	if host, port, err := net.SplitHostPort(addr); err == nil {
+		p, _ := strconv.Atoi(port)
+		ip := net.ParseIP(host)
+		if ip == nil {
+			if ips, err := net.LookupIP(host); err == nil && len(ips) > 0 {
+				ip = ips[0]
 			}
-			cl.AddressTranslator = gocqlv2.AddressTranslatorFunc(func(net.IP, int) (net.IP, int) { return ip, p })
 		}
+		cl.AddressTranslator = gocqlv2.AddressTranslatorFunc(func(net.IP, int) (net.IP, int) { return ip, p })
 	}
 	s, err := cl.CreateSession()
 	if err != nil {
 		t.Fatalf("v2 session: %v", err)
 	}
 	t.Cleanup(s.Close)
-	return v2{s: s, p: retryv2.NewPolicy(retryv2.WithSchema(retryv2.SessionSchema(s)))}
+	return s
+}
+
+// rowToV2 is a row with its values mapped to the v2 driver's types.
+func rowToV2(row map[string]any) map[string]any {
+	out := make(map[string]any, len(row))
+	for k, v := range row {
+		out[k] = valueToV2(v)
+	}
+	return out
 }
 
 func (d v2) decide(keyspace, cql string, values []any, ts int64) (bool, []string) {

@@ -16,6 +16,8 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/cqlsafe/cqlsafe/eventlog"
+	overwritev2 "github.com/cqlsafe/cqlsafe/gocqlv2/overwrite"
+	retryv2 "github.com/cqlsafe/cqlsafe/gocqlv2/retry"
 	"github.com/cqlsafe/cqlsafe/integration/faultproxy"
 	"github.com/cqlsafe/cqlsafe/keymigrate"
 	"github.com/cqlsafe/cqlsafe/outbox"
@@ -37,10 +39,12 @@ const (
 	opDo        = "retry.Do"
 )
 
-var opWeights = []struct {
+type opWeight struct {
 	op string
 	w  int
-}{{opRow, 18}, {opPartition, 10}, {opAppend, 10}, {opDelete, 9}, {opUndelete, 7}, {opDualWrite, 12}, {opBackfill, 5}, {opReplay, 12}, {opDo, 17}}
+}
+
+var opWeights = []opWeight{{opRow, 18}, {opPartition, 10}, {opAppend, 10}, {opDelete, 9}, {opUndelete, 7}, {opDualWrite, 12}, {opBackfill, 5}, {opReplay, 12}, {opDo, 17}}
 
 // opSpec is one generated operation case: how to run it in a place, how to read the
 // place back, and which outcomes of the faulted run are documented.
@@ -81,7 +85,8 @@ type opCase struct {
 
 func refusedNotIdempotent(err error) bool {
 	var ou *retry.OutcomeUnknownError
-	return errors.As(err, &ou) && errors.Is(err, retry.ErrNotIdempotent)
+	var ou2 *retryv2.OutcomeUnknownError // a run on the v2 driver
+	return (errors.As(err, &ou) || errors.As(err, &ou2)) && errors.Is(err, retry.ErrNotIdempotent)
 }
 
 func acceptRefusal(err error) string {
@@ -94,12 +99,16 @@ func acceptRefusal(err error) string {
 // genOpCase generates case idx from its own random stream.
 func genOpCase(seed uint64, idx int, env *opsEnv, base int64) *opCase {
 	r := rand64(seed^0x6f70, uint64(idx))
+	weights := env.weights
+	if weights == nil {
+		weights = opWeights
+	}
 	total := 0
-	for _, x := range opWeights {
+	for _, x := range weights {
 		total += x.w
 	}
 	n, op := r.IntN(total), ""
-	for _, x := range opWeights {
+	for _, x := range weights {
 		if n < x.w {
 			op = x.op
 			break
@@ -270,18 +279,24 @@ func genRowOp(c *opCase, env *opsEnv, g *stmtGen) {
 	ot := env.ow[tb.name]
 	var opts []overwrite.Option
 	var optNote []string
+	var opts2 []overwritev2.Option // the same options for gocqlv2/overwrite
 	if g.chance(20) {
 		d := time.Duration(1000+g.r.IntN(100000)) * time.Second
+		opts2 = append(opts2, overwritev2.WithTTL(d))
 		opts = append(opts, overwrite.WithTTL(d))
 		optNote = append(optNote, fmt.Sprintf("WithTTL(%v)", d))
 		sp.expiring = true
 	}
 	if sp.op != opDualWrite && g.chance(10) {
 		opts = append(opts, overwrite.WithTimestamp(c.oc.ts))
+		opts2 = append(opts2, overwritev2.WithTimestamp(c.oc.ts))
 		optNote = append(optNote, "WithTimestamp(T)")
 	}
 	placeOpts := func(pl *place) []overwrite.Option {
 		return append(append([]overwrite.Option(nil), opts...), overwrite.WithRetryPolicy(pl.p))
+	}
+	v2Opts := func(pl *place) []overwritev2.Option {
+		return append(append([]overwritev2.Option(nil), opts2...), overwritev2.WithRetryPolicy(pl.p2))
 	}
 	sp.read = readTable(tb)
 	switch sp.op {
@@ -291,6 +306,13 @@ func genRowOp(c *opCase, env *opsEnv, g *stmtGen) {
 		sp.run = func(ctx context.Context, w *opWorker, pl *place) error {
 			_, err := overwrite.Row(ctx, pl.s, ot, withKey(row, pl.key), placeOpts(pl)...)
 			return err
+		}
+		if ot2 := env.ow2[tb.name]; ot2 != nil {
+			sp.detail[0] = "v2: gocqlv2/" + sp.detail[0]
+			sp.run = func(ctx context.Context, w *opWorker, pl *place) error {
+				_, err := overwritev2.Row(ctx, pl.s2, ot2, rowToV2(withKey(row, pl.key)), v2Opts(pl)...)
+				return err
+			}
 		}
 		g.otherWriter(sp, vals, 1)
 	case opPartition:
@@ -323,6 +345,17 @@ func genRowOp(c *opCase, env *opsEnv, g *stmtGen) {
 			}
 			_, err := overwrite.Partition(ctx, pl.s, ot, rs, placeOpts(pl)...)
 			return err
+		}
+		if ot2 := env.ow2[tb.name]; ot2 != nil {
+			sp.detail[0] = "v2: gocqlv2/" + sp.detail[0]
+			sp.run = func(ctx context.Context, w *opWorker, pl *place) error {
+				var rs []map[string]any
+				for _, row := range rows {
+					rs = append(rs, rowToV2(withKey(row, pl.key)))
+				}
+				_, err := overwritev2.Partition(ctx, pl.s2, ot2, rs, v2Opts(pl)...)
+				return err
+			}
 		}
 		g.otherWriter(sp, last, 1)
 	case opDualWrite:

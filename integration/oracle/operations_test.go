@@ -49,8 +49,12 @@ func (w *opWorker) judgeOnce(ctx context.Context, c *opCase, attempt int) (v opV
 		defer sp.lock.Unlock()
 	}
 	mk := func(name string, slot int) *place {
-		return &place{name: name, slot: slot, key: partitionKey(c.oc.tb, c.idx, attempt, slot), s: w.ps,
+		pl := &place{name: name, slot: slot, key: partitionKey(c.oc.tb, c.idx, attempt, slot), s: w.ps,
 			ts: c.oc.ts, attempt: attempt, dir: w.dir, p: placePolicy(w.ps, c.oc.ts)}
+		if w.ps2 != nil {
+			pl.s2, pl.p2 = w.ps2, placePolicyV2(w.ps2, c.oc.ts)
+		}
+		return pl
 	}
 	A, B, C := mk("A", 0), mk("B", 1), mk("C", 2)
 	for _, pl := range []*place{A, B, C}[:sp.setupPlaces] {
@@ -314,8 +318,21 @@ type opStats struct {
 // CQLSAFE_ORACLE_OPS and CQLSAFE_ORACLE_OP_WORKERS change the run;
 // CQLSAFE_ORACLE_OP=i runs and prints case i alone.
 func TestOracleOperations(t *testing.T) {
+	oracleOperations(t, false, int(envUint(t, "CQLSAFE_ORACLE_OPS", defaultOps)))
+}
+
+// TestOracleOperationsV2 is TestOracleOperations with overwrite.Row and
+// overwrite.Partition run through the Apache Cassandra Go driver v2 (gocqlv2/overwrite
+// and gocqlv2/retry, through the same fault proxy), the same A/B comparison of what
+// Cassandra holds. The other operations run on v2 in the suites (integration/v2suite) as
+// their packages come to it. CQLSAFE_ORACLE_OPS_V2 sets the number of cases (default
+// 150).
+func TestOracleOperationsV2(t *testing.T) {
+	oracleOperations(t, true, int(envUint(t, "CQLSAFE_ORACLE_OPS_V2", 150)))
+}
+
+func oracleOperations(t *testing.T, onV2 bool, n int) {
 	seed := envUint(t, "CQLSAFE_ORACLE_SEED", defaultSeed)
-	n := int(envUint(t, "CQLSAFE_ORACLE_OPS", defaultOps))
 	workers := int(envUint(t, "CQLSAFE_ORACLE_OP_WORKERS", defaultOpWorkers))
 	only := -1
 	if os.Getenv("CQLSAFE_ORACLE_OP") != "" {
@@ -324,6 +341,9 @@ func TestOracleOperations(t *testing.T) {
 	}
 	ctx := context.Background()
 	env := newOpsEnv(t, ctx, seed)
+	if onV2 {
+		env.useV2(t, ctx)
+	}
 	ws := make([]*opWorker, workers)
 	for i := range ws {
 		ws[i] = newOpWorker(t, env)

@@ -10,9 +10,12 @@ import (
 	"testing"
 	"time"
 
+	gocqlv2 "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/gocql/gocql"
 
 	"github.com/cqlsafe/cqlsafe/clientid"
+	overwritev2 "github.com/cqlsafe/cqlsafe/gocqlv2/overwrite"
+	retryv2 "github.com/cqlsafe/cqlsafe/gocqlv2/retry"
 	"github.com/cqlsafe/cqlsafe/integration/faultproxy"
 	"github.com/cqlsafe/cqlsafe/keymigrate"
 	"github.com/cqlsafe/cqlsafe/outbox"
@@ -44,6 +47,32 @@ type opsEnv struct {
 	v2     map[string]*table // keymigrate target of each table: k is text
 	bf     map[string]*table // keymigrate backfill source of each table (same DDL, own rows)
 	bfMu   map[string]*sync.Mutex
+	// weights: the operations generated and how often (opWeights unless a run says).
+	weights []opWeight
+	// ow2: the tables described by gocqlv2/overwrite, for a run on the v2 driver (nil:
+	// every operation runs on gocql v1.7).
+	ow2 map[string]*overwritev2.Table
+}
+
+// useV2 makes env's runs of overwrite.Row and overwrite.Partition go through the v2
+// driver: gocqlv2/overwrite on a v2 session through the worker's proxy, the generated
+// rows' values mapped to the v2 driver's types (toV2). Setup, the other writer and the
+// reads stay on gocql v1.7's session: what Cassandra holds does not depend on the driver
+// that reads it.
+func (env *opsEnv) useV2(t *testing.T, ctx context.Context) {
+	s2 := newV2(t, env.ks).s
+	env.ow2 = map[string]*overwritev2.Table{}
+	env.weights = []opWeight{{opRow, 6}, {opPartition, 4}}
+	for _, tb := range env.tables {
+		if tb.counter {
+			continue
+		}
+		ot, err := overwritev2.Describe(ctx, s2, env.ks, tb.name)
+		if err != nil {
+			t.Fatalf("v2: describe %s: %v", tb.name, err)
+		}
+		env.ow2[tb.name] = ot
+	}
 }
 
 // twin returns a copy of tb named name, with the partition key column k of type text
@@ -128,6 +157,7 @@ type opWorker struct {
 	env *opsEnv
 	r   *runner // direct session: setup, reads, the other writer
 	ps  *gocql.Session
+	ps2 *gocqlv2.Session // through the same proxy, for a run on the v2 driver
 	px  *faultproxy.Proxy
 	dir string
 }
@@ -149,7 +179,11 @@ func newOpWorker(t *testing.T, env *opsEnv) *opWorker {
 		t.Fatal(err)
 	}
 	t.Cleanup(ps.Close)
-	return &opWorker{env: env, r: &runner{s: env.s, ks: env.ks, d: newV1(env.s)}, ps: ps, px: px, dir: t.TempDir()}
+	w := &opWorker{env: env, r: &runner{s: env.s, ks: env.ks, d: newV1(env.s)}, ps: ps, px: px, dir: t.TempDir()}
+	if env.ow2 != nil {
+		w.ps2 = v2Via(t, px.Addr(), env.ks, opClientTimeout, 4)
+	}
+	return w
 }
 
 // place is where one run of an operation happens: A (once, no fault), B (first response
@@ -160,6 +194,8 @@ type place struct {
 	key  pkey
 	s    *gocql.Session // through the worker's proxy
 	p    *retry.Policy
+	s2   *gocqlv2.Session // the same, on the v2 driver (a v2 run)
+	p2   *retryv2.Policy
 	// ts is the value the place's frozen clock starts from: A, B and C draw the same
 	// sequence of write timestamps, so WRITETIMEs compare exactly.
 	ts      int64
@@ -179,6 +215,13 @@ func placePolicy(s *gocql.Session, ts int64, opts ...retry.Option) *retry.Policy
 	base := []retry.Option{retry.WithClock(clk), retry.WithSchema(retry.SessionSchema(s)),
 		retry.WithBackoff(5*time.Millisecond, 40*time.Millisecond), retry.WithoutJitter()}
 	return retry.NewPolicy(append(base, opts...)...)
+}
+
+// placePolicyV2 is placePolicy on the v2 driver.
+func placePolicyV2(s *gocqlv2.Session, ts int64) *retryv2.Policy {
+	clk := clientid.NewClockFunc(func() time.Time { return time.UnixMicro(ts) })
+	return retryv2.NewPolicy(retryv2.WithClock(clk), retryv2.WithSchema(retryv2.SessionSchema(s)),
+		retryv2.WithBackoff(5*time.Millisecond, 40*time.Millisecond), retryv2.WithoutJitter())
 }
 
 // dropNth drops the response to the n-th write (n ≥ 1) that match selects, and calls

@@ -162,14 +162,14 @@ func (p *Plan) Next(dst []Stmt, from, maxBytes int) ([]Stmt, int) {
 	return dst, i
 }
 
-// Failed is the error of the batch whose first INSERT is from, res counting the batches
-// sent before it: after one, it says which rows did not follow (the first batches hold
-// the DELETE and applied).
-func Failed(res Result, err error, from int) error {
-	if res.Batches == 0 {
+// Failed is the error of the batch whose first INSERT is from, sent batches having
+// applied before it: after one, it says which rows did not follow (the first batches
+// hold the DELETE).
+func Failed(err error, sent, from int) error {
+	if sent == 0 {
 		return err
 	}
-	return fmt.Errorf("overwrite: batch %d (rows %d and after; the first %d batches applied): %w", res.Batches+1, from, res.Batches, err)
+	return fmt.Errorf("overwrite: batch %d (rows %d and after; the first %d batches applied): %w", sent+1, from, sent, err)
 }
 
 // PlanRow checks row and plans its overwrite: a DELETE of the row (of the partition
