@@ -98,25 +98,14 @@ func send(ctx context.Context, s *gocql.Session, o *options, p *core.Plan, row b
 	if n == 0 {
 		n = o.Policy.Clock().Reserve(2)
 	}
-	p.Stamp(n, o.TTLValue(gocql.UnsetValue))
-	res := Result{Timestamp: n, Scope: p.Scope, Rows: p.Len()}
-	if row {
-		res.Batches = 1 // Row's one batch, sent or not
-	}
 	var buf [2]core.Stmt
-	sent := 0
-	for from, next := 0, 0; from < p.Len(); from = next {
-		var stmts []core.Stmt
-		stmts, next = p.Next(buf[:0], from, o.MaxBytes)
-		if err := execBatch(ctx, s, o, n, stmts); err != nil {
-			return res, core.Failed(err, sent, from)
-		}
-		sent++
-		if !row {
-			res.Batches = sent
+	sn := p.Send(n, o.TTLValue(gocql.UnsetValue), o.MaxBytes, row)
+	for sn.Next() {
+		if err := execBatch(ctx, s, o, n, sn.Stmts(buf[:0])); err != nil {
+			return sn.Fail(err)
 		}
 	}
-	return res, nil
+	return sn.Result(), nil
 }
 
 // execBatch sends one unlogged batch of stmts through the policy, pinned at N+1.

@@ -139,37 +139,95 @@ func (p *Plan) Stamp(n int64, ttl any) {
 	}
 }
 
-// Next appends to dst the statements of the batch whose first INSERT is from — the
-// first batch holds the DELETE too — as many as fit in maxBytes of values (estimated),
-// and returns them with the index after its last INSERT. Send the batches in order:
-// for from := 0; from < p.Len(); from = next { batch, next = p.Next(buf[:0], from, max) }.
-func (p *Plan) Next(dst []Stmt, from, maxBytes int) ([]Stmt, int) {
-	if from == 0 {
-		dst = append(dst, p.Delete)
+// Send stamps the plan with N and the TTL value and returns the sending of its batches:
+// the first holds the DELETE, each as many INSERTs as fit in maxBytes of values
+// (estimated, at least one). row: the plan is Row's (its Result counts its one batch,
+// sent or not). The driver adapter sends each batch, in order:
+//
+//	var buf [2]Stmt
+//	sn := p.Send(n, ttl, maxBytes, row)
+//	for sn.Next() {
+//		if err := send(sn.Stmts(buf[:0])); err != nil {
+//			return sn.Fail(err)
+//		}
+//	}
+//	return sn.Result(), nil
+//
+// A Sending is a value: sending a Row allocates nothing here.
+func (p *Plan) Send(n int64, ttl any, maxBytes int, row bool) Sending {
+	p.Stamp(n, ttl)
+	sn := Sending{p: p, maxBytes: maxBytes, row: row, from: -1, res: Result{Timestamp: n, Scope: p.Scope, Rows: p.Len()}}
+	if row {
+		sn.res.Batches = 1 // Row's one batch, sent or not
 	}
+	return sn
+}
+
+// Sending is the sending of a plan's batches (Plan.Send).
+type Sending struct {
+	p          *Plan
+	maxBytes   int
+	row        bool
+	from, next int // the current batch's first INSERT, and the one after its last
+	sent       int
+	res        Result
+}
+
+// Next readies the next batch; false when every batch was sent.
+func (sn *Sending) Next() bool {
+	if sn.from < 0 {
+		sn.from = 0
+	} else { // the current batch was sent
+		sn.sent++
+		if !sn.row {
+			sn.res.Batches = sn.sent
+		}
+		sn.from = sn.next
+	}
+	if sn.from >= sn.p.Len() {
+		return false
+	}
+	sn.next = sn.p.end(sn.from, sn.maxBytes)
+	return true
+}
+
+// Stmts appends the current batch's statements to dst and returns them.
+func (sn *Sending) Stmts(dst []Stmt) []Stmt {
+	if sn.from == 0 {
+		dst = append(dst, sn.p.Delete)
+	}
+	if sn.p.rows == nil {
+		return append(dst, sn.p.row)
+	}
+	return append(dst, sn.p.rows[sn.from:sn.next]...)
+}
+
+// Fail is the result and error of the current batch failing with err: after a batch was
+// sent, the error says which rows did not follow (the first batches hold the DELETE).
+func (sn *Sending) Fail(err error) (Result, error) {
+	if sn.sent > 0 {
+		err = fmt.Errorf("overwrite: batch %d (rows %d and after; the first %d batches applied): %w", sn.sent+1, sn.from, sn.sent, err)
+	}
+	return sn.res, err
+}
+
+// Result is the overwrite's result once Next returned false.
+func (sn *Sending) Result() Result { return sn.res }
+
+// end is the index after the last INSERT of the batch whose first is from: as many as
+// fit in maxBytes of values, at least one.
+func (p *Plan) end(from, maxBytes int) int {
 	if p.rows == nil {
-		return append(dst, p.row), 1
+		return 1
 	}
-	size := 0
-	i := from
+	size, i := 0, from
 	for ; i < len(p.rows); i++ {
 		if size > 0 && size+p.sizes[i] > maxBytes {
 			break
 		}
-		dst = append(dst, p.rows[i])
 		size += p.sizes[i]
 	}
-	return dst, i
-}
-
-// Failed is the error of the batch whose first INSERT is from, sent batches having
-// applied before it: after one, it says which rows did not follow (the first batches
-// hold the DELETE).
-func Failed(err error, sent, from int) error {
-	if sent == 0 {
-		return err
-	}
-	return fmt.Errorf("overwrite: batch %d (rows %d and after; the first %d batches applied): %w", sent+1, from, sent, err)
+	return i
 }
 
 // PlanRow checks row and plans its overwrite: a DELETE of the row (of the partition
