@@ -30,7 +30,8 @@ func WithTTL(d time.Duration) Option {
 
 // WithConsistency sets the batch's consistency level.
 func WithConsistency(c gocql.Consistency) Option {
-	return core.Consistency[gocql.Consistency, gocql.Consistency, retry.Policy](c, c <= gocql.LocalOne)
+	// SERIAL and LOCAL_SERIAL are Consistency values in v2: not a write's consistency.
+	return core.Consistency[gocql.Consistency, gocql.Consistency, retry.Policy](c, c <= gocql.LocalOne && c != gocql.Serial && c != gocql.LocalSerial)
 }
 
 // WithSerialConsistency sets the batch's serial consistency, SERIAL or LOCAL_SERIAL

@@ -89,6 +89,15 @@ func refusedNotIdempotent(err error) bool {
 	return (errors.As(err, &ou) || errors.As(err, &ou2)) && errors.Is(err, retry.ErrNotIdempotent)
 }
 
+// acceptRefusalIf is acceptRefusal where the operation documents its refusal (an
+// overwrite with a non-empty non-frozen list), and no refusal otherwise.
+func acceptRefusalIf(documented bool) func(error) string {
+	if documented {
+		return acceptRefusal
+	}
+	return func(error) string { return "" }
+}
+
 func acceptRefusal(err error) string {
 	if refusedNotIdempotent(err) {
 		return "refused: not idempotent (applied once)"
@@ -303,6 +312,8 @@ func genRowOp(c *opCase, env *opsEnv, g *stmtGen) {
 	case opRow:
 		row, vals := g.opRow(60)
 		sp.detail = []string{fmt.Sprintf("overwrite.Row(%s, %s) %v", tb.name, rowNote(tb, vals), optNote), fmt.Sprintf("non-empty non-frozen list: %v", hasList(tb, row))}
+		// The one documented refusal of an overwrite: a non-empty non-frozen list.
+		sp.accept = acceptRefusalIf(hasList(tb, row))
 		sp.run = func(ctx context.Context, w *opWorker, pl *place) error {
 			_, err := overwrite.Row(ctx, pl.s, ot, withKey(row, pl.key), placeOpts(pl)...)
 			return err
@@ -338,6 +349,11 @@ func genRowOp(c *opCase, env *opsEnv, g *stmtGen) {
 			last = vals
 		}
 		sp.detail = append([]string{fmt.Sprintf("overwrite.Partition(%s, %d rows) %v", tb.name, len(rows), optNote)}, sp.detail...)
+		listed := false
+		for _, row := range rows {
+			listed = listed || hasList(tb, row)
+		}
+		sp.accept = acceptRefusalIf(listed)
 		sp.run = func(ctx context.Context, w *opWorker, pl *place) error {
 			var rs []map[string]any
 			for _, row := range rows {

@@ -173,8 +173,11 @@ type Sending struct {
 	res        Result
 }
 
-// Next readies the next batch; false when every batch was sent.
+// Next readies the next batch; false when every batch was sent (and on every call after).
 func (sn *Sending) Next() bool {
+	if sn.from >= sn.p.Len() {
+		return false
+	}
 	if sn.from < 0 {
 		sn.from = 0
 	} else { // the current batch was sent

@@ -93,3 +93,15 @@ func TestSendingAllocatesNothing(t *testing.T) {
 		t.Fatalf("%v allocations", allocs)
 	}
 }
+
+// TestSendingNextAfterEnd: Next keeps saying false once the batches are sent, and the
+// result does not change.
+func TestSendingNextAfterEnd(t *testing.T) {
+	p := plan(4, 4)
+	sn := p.Send(100, nil, 10, false)
+	for sn.Next() {
+	}
+	if sn.Next() || sn.Next() || sn.Result().Batches != 1 {
+		t.Fatalf("after the end: %+v", sn.Result())
+	}
+}

@@ -84,12 +84,16 @@ func (t *Table[TI]) unmarshal(c Column[TI], b []byte) (any, error) {
 	return t.drv.Unmarshal(c.Type, b)
 }
 
-// plausible checks that every collection count in b (tt's encoding) fits the bytes
-// that follow it. gocql allocates a collection by its count before reading the
-// elements: a corrupt count would otherwise allocate gigabytes.
+// plausible checks the framing of b (tt's encoding): every collection count fits the
+// bytes that follow it (gocql allocates a collection by its count before reading the
+// elements: a corrupt count would otherwise allocate gigabytes), a collection holds
+// exactly its count of elements, and no collection, tuple or UDT has bytes after its
+// last element (a tuple or UDT may end early: its last elements are NULL). The driver
+// checks the values inside.
 func plausible(tt cqltype.Type, b []byte) error {
 	elem := func(i int) cqltype.Type { return cqltype.Type{} }
 	n := 0
+	exact := false
 	switch tt.Kind {
 	case cqltype.List, cqltype.Set, cqltype.Map:
 		if len(b) == 0 {
@@ -108,7 +112,7 @@ func plausible(tt cqltype.Type, b []byte) error {
 		if count < 0 || int64(count)*int64(per)*4 > int64(len(b)) {
 			return fmt.Errorf("collection: %d elements in %d bytes", count, len(b))
 		}
-		n = int(count) * per
+		n, exact = int(count)*per, true
 		elem = func(i int) cqltype.Type {
 			if per == 2 && i%2 == 0 {
 				return tt.Params[0]
@@ -118,8 +122,11 @@ func plausible(tt cqltype.Type, b []byte) error {
 	case cqltype.Tuple, cqltype.UDT:
 		n = len(tt.Params)
 		elem = func(i int) cqltype.Type { return tt.Params[i] }
+	default:
+		return nil
 	}
-	for i := 0; i < n && len(b) > 0; i++ {
+	i := 0
+	for ; i < n && len(b) > 0; i++ {
 		if len(b) < 4 {
 			return errors.New("truncated element length")
 		}
@@ -135,6 +142,12 @@ func plausible(tt cqltype.Type, b []byte) error {
 			return err
 		}
 		b = b[l:]
+	}
+	if exact && i < n {
+		return fmt.Errorf("collection: %d of %d elements", i, n)
+	}
+	if len(b) > 0 {
+		return fmt.Errorf("%d bytes after the last element", len(b))
 	}
 	return nil
 }
