@@ -101,7 +101,8 @@ func TestSendingNextAfterEnd(t *testing.T) {
 	sn := p.Send(100, nil, 10, false)
 	for sn.Next() {
 	}
-	if sn.Next() || sn.Next() || sn.Result().Batches != 1 {
+	again, more := sn.Next(), sn.Next()
+	if again || more || sn.Result().Batches != 1 {
 		t.Fatalf("after the end: %+v", sn.Result())
 	}
 }

@@ -91,7 +91,7 @@ func (t *Table[TI]) unmarshal(c Column[TI], b []byte) (any, error) {
 // last element (a tuple or UDT may end early: its last elements are NULL). The driver
 // checks the values inside.
 func plausible(tt cqltype.Type, b []byte) error {
-	elem := func(i int) cqltype.Type { return cqltype.Type{} }
+	var elem func(i int) cqltype.Type
 	n := 0
 	exact := false
 	switch tt.Kind {
