@@ -6,10 +6,11 @@ import (
 )
 
 // TestCrossDriverCorruptKeyAfterNullTupleElement: a list whose count says 3 and holds 2
-// tuples (one with a NULL element) is no key's encoding: both drivers' DecodeKey refuse
-// it (found by review: the v2 driver panics on the NULL before it finds the missing
-// element, and its table took the bytes as Raw). gocql v1.7 decodes a 2-byte int after a
-// NULL element as 0, as it always has; v2 refuses it (gocqlv2/table/decodekey_test.go).
+// tuples (one with a NULL element) is no key's encoding, nor one with a 2-byte int after
+// a NULL element, nor one with bytes after its last element: both drivers' DecodeKey
+// refuse them (found by review: the v2 driver panics on the NULL before it reads on and
+// its table took the bytes as Raw; gocql v1.7 read the short int as 0). The table checks
+// the framing and every scalar inside before the driver decodes.
 func TestCrossDriverCorruptKeyAfterNullTupleElement(t *testing.T) {
 	be := func(n int32) []byte { return binary.BigEndian.AppendUint32(nil, uint32(n)) }
 	cat := func(parts ...[]byte) []byte {
@@ -24,7 +25,9 @@ func TestCrossDriverCorruptKeyAfterNullTupleElement(t *testing.T) {
 	nullThen := func(b []byte) []byte { return elem(cat(be(-1), elem(b))) }
 	t1, t2 := both(t, []string{"id int"}, []string{"k frozen<list<frozen<tuple<int, int>>>>"}, nil)
 	for name, b := range map[string][]byte{
-		"list count 3, two elements": key(cat(be(3), nullThen([]byte{0, 0, 0, 1}), nullThen([]byte{0, 0, 0, 2}))),
+		"list count 3, two elements":   key(cat(be(3), nullThen([]byte{0, 0, 0, 1}), nullThen([]byte{0, 0, 0, 2}))),
+		"2-byte int after a NULL":      key(cat(be(1), nullThen([]byte{0xde, 0xad}))),
+		"bytes after the last element": key(cat(be(1), nullThen([]byte{0, 0, 0, 1}), []byte{7})),
 	} {
 		d1, err1 := t1.DecodeKey(b)
 		d2, err2 := t2.DecodeKey(b)

@@ -4,7 +4,6 @@ package cqlvalue
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"reflect"
 
@@ -42,8 +41,8 @@ func Marshal(ti gocql.TypeInfo, v any) (b []byte, err error) {
 // (the type of ti.Zero()), an empty blob as []byte{} (a value), not nil (NULL); nil b
 // is nil. A tuple is []any of its elements, a NULL element nil (the driver panics on
 // one). A value the driver panics on otherwise — a tuple with a NULL element inside a
-// collection or UDT — is kept as its bytes (Raw), which bind back unchanged, once each
-// value inside it decodes (checkInside); else it is an error.
+// collection or UDT — is kept as its bytes (Raw), which bind back unchanged: the caller
+// has checked the framing and every scalar inside (internal/core/table's plausible).
 func Unmarshal(ti gocql.TypeInfo, b []byte) (v any, err error) {
 	if b == nil {
 		return nil, nil
@@ -53,10 +52,6 @@ func Unmarshal(ti gocql.TypeInfo, b []byte) (v any, err error) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			if cerr := checkInside(ti, b); cerr != nil {
-				v, err = nil, fmt.Errorf("gocql cannot unmarshal %v: %v (%w)", ti, r, cerr)
-				return
-			}
 			v, err = append(Raw{}, b...), nil
 		}
 	}()
@@ -103,64 +98,4 @@ func unmarshalTuple(tt gocql.TupleTypeInfo, b []byte) ([]any, error) {
 		return nil, fmt.Errorf("tuple: %d bytes after the last element", len(b))
 	}
 	return out, nil
-}
-
-// checkInside decodes, one by one, the values inside b (ti's encoding of a collection or
-// UDT): each element, key and field, NULLs skipped; an error for the first that does
-// not decode or does not fit its framing.
-func checkInside(ti gocql.TypeInfo, b []byte) error {
-	var elems []gocql.TypeInfo // the type of element i is elems[i % len(elems)]
-	exact, n := false, 0
-	switch t := ti.(type) {
-	case gocql.CollectionType:
-		if len(b) == 0 {
-			return nil
-		}
-		if len(b) < 4 {
-			return errors.New("collection: truncated count")
-		}
-		count := int32(binary.BigEndian.Uint32(b))
-		b = b[4:]
-		elems = []gocql.TypeInfo{t.Elem}
-		if t.Type() == gocql.TypeMap {
-			elems = []gocql.TypeInfo{t.Key, t.Elem}
-		}
-		if count < 0 || int64(count)*int64(len(elems))*4 > int64(len(b)) {
-			return fmt.Errorf("collection: %d elements in %d bytes", count, len(b))
-		}
-		exact, n = true, int(count)*len(elems)
-	case gocql.UDTTypeInfo:
-		for _, f := range t.Elements {
-			elems = append(elems, f.Type)
-		}
-		n = len(elems)
-	default:
-		_, err := Unmarshal(ti, b)
-		return err
-	}
-	i := 0
-	for ; i < n && len(b) > 0; i++ {
-		if len(b) < 4 {
-			return errors.New("truncated element length")
-		}
-		l := int32(binary.BigEndian.Uint32(b))
-		b = b[4:]
-		if l < 0 {
-			continue
-		}
-		if int64(l) > int64(len(b)) {
-			return fmt.Errorf("element of %d bytes in %d", l, len(b))
-		}
-		if _, err := Unmarshal(elems[i%len(elems)], b[:l]); err != nil {
-			return err
-		}
-		b = b[l:]
-	}
-	if exact && i < n {
-		return fmt.Errorf("collection: %d of %d elements", i, n)
-	}
-	if len(b) > 0 {
-		return fmt.Errorf("%d bytes after the last element", len(b))
-	}
-	return nil
 }

@@ -75,7 +75,7 @@ func (t *Table[TI]) DecodeKey(b []byte) ([]any, error) {
 // unmarshal decodes b as c's type into the Go type the driver scans it into, after
 // checking its collection counts.
 func (t *Table[TI]) unmarshal(c Column[TI], b []byte) (any, error) {
-	if err := plausible(c.tree, b); err != nil {
+	if err := t.plausible(c.tree, b, false); err != nil {
 		return nil, err
 	}
 	if b == nil {
@@ -84,13 +84,20 @@ func (t *Table[TI]) unmarshal(c Column[TI], b []byte) (any, error) {
 	return t.drv.Unmarshal(c.Type, b)
 }
 
-// plausible checks the framing of b (tt's encoding): every collection count fits the
-// bytes that follow it (gocql allocates a collection by its count before reading the
-// elements: a corrupt count would otherwise allocate gigabytes), a collection holds
-// exactly its count of elements, and no collection, tuple or UDT has bytes after its
-// last element (a tuple or UDT may end early: its last elements are NULL). The driver
-// checks the values inside.
-func plausible(tt cqltype.Type, b []byte) error {
+// fixedSize is the encoded size of the native types that have one (inet: 4, or 16 for
+// IPv6; any of them may also be empty, a value CQL allows). gocql v1.7 decodes a
+// wrong-sized int as 0 without an error.
+var fixedSize = map[string]int{"int": 4, "bigint": 8, "smallint": 2, "tinyint": 1, "boolean": 1, "double": 8,
+	"float": 4, "timestamp": 8, "uuid": 16, "timeuuid": 16, "date": 4, "time": 8, "counter": 8, "inet": 4}
+
+// plausible checks b as tt's encoding before the driver decodes it: every collection
+// count fits the bytes that follow it (gocql allocates a collection by its count before
+// reading the elements: a corrupt count would otherwise allocate gigabytes), a
+// collection holds exactly its count of elements, no collection, tuple or UDT has bytes
+// after its last element (a tuple or UDT may end early: its last elements are NULL), and
+// each scalar inside one decodes (nested: the drivers do not always look — gocql v1.7
+// reads a short int after a NULL tuple element as 0, the v2 driver panics on the NULL).
+func (t *Table[TI]) plausible(tt cqltype.Type, b []byte, nested bool) error {
 	var elem func(i int) cqltype.Type
 	n := 0
 	exact := false
@@ -122,6 +129,15 @@ func plausible(tt cqltype.Type, b []byte) error {
 	case cqltype.Tuple, cqltype.UDT:
 		n = len(tt.Params)
 		elem = func(i int) cqltype.Type { return tt.Params[i] }
+	case cqltype.Native:
+		if n, ok := fixedSize[tt.Name]; ok && len(b) != n && len(b) != 0 && !(tt.Name == "inet" && len(b) == 16) {
+			return fmt.Errorf("%s of %d bytes, want %d", tt.Name, len(b), n)
+		}
+		if nested && tt.Name != "" {
+			_, err := t.drv.Unmarshal(t.drv.TypeOf(tt), b)
+			return err
+		}
+		return nil
 	default:
 		return nil
 	}
@@ -138,7 +154,7 @@ func plausible(tt cqltype.Type, b []byte) error {
 		if int64(l) > int64(len(b)) {
 			return fmt.Errorf("element of %d bytes in %d", l, len(b))
 		}
-		if err := plausible(elem(i), b[:l]); err != nil {
+		if err := t.plausible(elem(i), b[:l], true); err != nil {
 			return err
 		}
 		b = b[l:]
