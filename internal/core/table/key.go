@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"reflect"
 
 	"github.com/cqlsafe/cqlsafe/internal/core/cqltype"
@@ -130,14 +131,28 @@ func (t *Table[TI]) plausible(tt cqltype.Type, b []byte, nested bool) error {
 		n = len(tt.Params)
 		elem = func(i int) cqltype.Type { return tt.Params[i] }
 	case cqltype.Native:
-		if n, ok := fixedSize[tt.Name]; ok && len(b) != n && len(b) != 0 && !(tt.Name == "inet" && len(b) == 16) {
-			return fmt.Errorf("%s of %d bytes, want %d", tt.Name, len(b), n)
+		if n, ok := fixedSize[tt.Name]; ok {
+			if len(b) != n && len(b) != 0 && !(tt.Name == "inet" && len(b) == 16) {
+				return fmt.Errorf("%s of %d bytes, want %d", tt.Name, len(b), n)
+			}
+			return nil // of the right size, both drivers decode it
 		}
-		if nested && tt.Name != "" {
+		switch tt.Name {
+		case "", "text", "varchar", "ascii", "blob", "varint":
+			return nil // any bytes decode (an unparsed type: the driver's business)
+		case "decimal":
+			if len(b) != 0 && len(b) < 4 {
+				return fmt.Errorf("decimal of %d bytes: no room for its scale", len(b))
+			}
+			return nil
+		}
+		if nested { // duration: the driver's vints
 			_, err := t.drv.Unmarshal(t.drv.TypeOf(tt), b)
 			return err
 		}
 		return nil
+	case cqltype.Vector:
+		return t.plausibleVector(tt, b)
 	default:
 		return nil
 	}
@@ -176,4 +191,50 @@ func (t *Table[TI]) absentKey(v any) bool {
 	}
 	rv := reflect.ValueOf(v)
 	return (rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface) && rv.IsNil()
+}
+
+// plausibleVector checks a vector's encoding: its Dim elements back to back, each of a
+// fixed-size type at that size, else each prefixed by its length as an unsigned vint;
+// nothing after the last (the v2 driver ignores what follows; an empty value is no
+// vector either, which the v2 driver reads as zeros).
+func (t *Table[TI]) plausibleVector(tt cqltype.Type, b []byte) error {
+	el := tt.Params[0]
+	if n, ok := fixedSize[el.Name]; ok && el.Kind == cqltype.Native {
+		if len(b) != tt.Dim*n {
+			return fmt.Errorf("vector of %d %s in %d bytes, want %d", tt.Dim, el.Name, len(b), tt.Dim*n)
+		}
+		return nil
+	}
+	for i := 0; i < tt.Dim; i++ {
+		l, n, ok := uvint(b)
+		if !ok || l > uint64(len(b)-n) {
+			return fmt.Errorf("vector element %d: truncated", i)
+		}
+		b = b[n:]
+		if err := t.plausible(el, b[:l], true); err != nil {
+			return fmt.Errorf("vector element %d: %w", i, err)
+		}
+		b = b[l:]
+	}
+	if len(b) > 0 {
+		return fmt.Errorf("%d bytes after the vector's last element", len(b))
+	}
+	return nil
+}
+
+// uvint reads Cassandra's unsigned variable-length integer: the number of leading one
+// bits of the first byte is the number of bytes that follow.
+func uvint(b []byte) (v uint64, n int, ok bool) {
+	if len(b) == 0 {
+		return 0, 0, false
+	}
+	extra := bits.LeadingZeros8(^b[0])
+	if len(b) < 1+extra {
+		return 0, 0, false
+	}
+	v = uint64(b[0] & (0xff >> extra))
+	for i := 1; i <= extra; i++ {
+		v = v<<8 | uint64(b[i])
+	}
+	return v, 1 + extra, true
 }
