@@ -53,12 +53,12 @@ func TestSettlePlanLWT(t *testing.T) {
 				t.Fatal(err)
 			}
 			var cols []string
-			for _, e := range plan.expect {
-				cols = append(cols, e.column)
+			for _, e := range plan.Expect {
+				cols = append(cols, e.Column)
 			}
-			if plan.rowDelete != tc.rowDelete || plan.mustExist != tc.mustExist || !slices.Equal(cols, tc.expect) || plan.changed != tc.changed {
+			if plan.RowDelete != tc.rowDelete || plan.MustExist != tc.mustExist || !slices.Equal(cols, tc.expect) || plan.Changed != tc.changed {
 				t.Errorf("rowDelete %v mustExist %v expect %v changed %v, want %v %v %v %v",
-					plan.rowDelete, plan.mustExist, cols, plan.changed, tc.rowDelete, tc.mustExist, tc.expect, tc.changed)
+					plan.RowDelete, plan.MustExist, cols, plan.Changed, tc.rowDelete, tc.mustExist, tc.expect, tc.changed)
 			}
 		})
 	}
@@ -73,11 +73,11 @@ func TestSettleJudgeLWT(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return rawCell{info: typ, data: b}
+		return rawCell{Info: typ, Data: b}
 	}
 	// Cassandra returns a set in its own order; [3 1 2] is bound, the read says [1 2 3].
-	sorted := rawCell{info: setT, data: []byte{0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0, 3}}
-	insert := lwtPlan{mustExist: true, changed: true, expect: []expectation{{column: "v", value: "x"}}}
+	sorted := rawCell{Info: setT, Data: []byte{0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0, 3}}
+	insert := lwtPlan{MustExist: true, Changed: true, Expect: []expectation{{Column: "v", Value: "x"}}}
 	for _, tc := range []struct {
 		name   string
 		plan   lwtPlan
@@ -88,16 +88,16 @@ func TestSettleJudgeLWT(t *testing.T) {
 		{"insert, row holds its values", insert, []rawCell{cell(textT, "x")}, true, LWTApplied},
 		{"insert, row holds other values", insert, []rawCell{cell(textT, "y")}, true, LWTNotApplied},
 		{"insert, no row", insert, nil, false, LWTNotApplied},
-		{"insert, empty string is not null", insert, []rawCell{{info: textT, data: []byte{}}}, true, LWTNotApplied},
-		{"insert of key columns only", lwtPlan{mustExist: true, changed: true}, []rawCell{cell(textT, "k")}, true, LWTUnknown},
-		{"update to the same value", lwtPlan{expect: []expectation{{column: "v", value: "x"}}}, []rawCell{cell(textT, "x")}, true, LWTUnknown},
-		{"update, bound null, column null", lwtPlan{changed: true, expect: []expectation{{column: "v"}}}, []rawCell{{info: textT}}, true, LWTApplied},
-		{"set in another order", lwtPlan{changed: true, expect: []expectation{{column: "st", value: []int{3, 1, 2}, multi: true}}}, []rawCell{sorted}, true, LWTApplied},
-		{"empty non-frozen set reads as null", lwtPlan{changed: true, expect: []expectation{{column: "st", value: []int{}, multi: true}}}, []rawCell{{info: setT}}, true, LWTApplied},
-		{"a UDT that differs as bytes", lwtPlan{changed: true, expect: []expectation{{column: "u", value: []byte{1}}}}, []rawCell{{info: udtT, data: []byte{2}}}, true, LWTUnknown},
-		{"row delete, row gone", lwtPlan{rowDelete: true, changed: true}, nil, false, LWTApplied},
-		{"row delete, row there", lwtPlan{rowDelete: true, changed: true}, []rawCell{cell(textT, "k")}, true, LWTNotApplied},
-		{"row delete without a condition that needs the row", lwtPlan{rowDelete: true}, nil, false, LWTUnknown},
+		{"insert, empty string is not null", insert, []rawCell{{Info: textT, Data: []byte{}}}, true, LWTNotApplied},
+		{"insert of key columns only", lwtPlan{MustExist: true, Changed: true}, []rawCell{cell(textT, "k")}, true, LWTUnknown},
+		{"update to the same value", lwtPlan{Expect: []expectation{{Column: "v", Value: "x"}}}, []rawCell{cell(textT, "x")}, true, LWTUnknown},
+		{"update, bound null, column null", lwtPlan{Changed: true, Expect: []expectation{{Column: "v"}}}, []rawCell{{Info: textT}}, true, LWTApplied},
+		{"set in another order", lwtPlan{Changed: true, Expect: []expectation{{Column: "st", Value: []int{3, 1, 2}, Multi: true}}}, []rawCell{sorted}, true, LWTApplied},
+		{"empty non-frozen set reads as null", lwtPlan{Changed: true, Expect: []expectation{{Column: "st", Value: []int{}, Multi: true}}}, []rawCell{{Info: setT}}, true, LWTApplied},
+		{"a UDT that differs as bytes", lwtPlan{Changed: true, Expect: []expectation{{Column: "u", Value: []byte{1}}}}, []rawCell{{Info: udtT, Data: []byte{2}}}, true, LWTUnknown},
+		{"row delete, row gone", lwtPlan{RowDelete: true, Changed: true}, nil, false, LWTApplied},
+		{"row delete, row there", lwtPlan{RowDelete: true, Changed: true}, []rawCell{cell(textT, "k")}, true, LWTNotApplied},
+		{"row delete without a condition that needs the row", lwtPlan{RowDelete: true}, nil, false, LWTUnknown},
 	} {
 		got := judgeLWT(tc.plan, tc.row, tc.exists)
 		if got.Outcome != tc.want || got.Why == "" {

@@ -102,7 +102,7 @@ func TestSettlePlanSettle(t *testing.T) {
 		{name: "insert, literal key and value", cql: `insert into kv (v, id) values ('it''s', -7);`, regular: []string{"v"}, key: []any{int64(-7)}},
 		{name: "insert, server function in a value cell", cql: `INSERT INTO kv (id, w) VALUES (?, toUnixTimestamp(now()))`, values: []any{1}, regular: []string{"w"}, key: []any{1}},
 		{name: "insert, quoted names", cql: `INSERT INTO "KV" ("Id", "V") VALUES (?, ?)`, values: []any{3, "x"}, regular: []string{"V"}, key: []any{3}, table: "ks.KV"},
-		{name: "insert, uuid and blob literals", cql: `INSERT INTO u (id, b, ok) VALUES (550e8400-e29b-41d4-a716-446655440000, 0xCAFE, true)`, regular: []string{"b", "ok"}, key: []any{lit}, table: "ks.u"},
+		{name: "insert, uuid and blob literals", cql: `INSERT INTO u (id, b, ok) VALUES (550e8400-e29b-41d4-a716-446655440000, 0xCAFE, true)`, regular: []string{"b", "ok"}, key: []any{[16]byte(lit)}, table: "ks.u"},
 		{name: "insert, bound uuid", cql: `INSERT INTO u (id, b) VALUES (?, ?)`, values: []any{uid, []byte{1}}, regular: []string{"b"}, key: []any{uid}, table: "ks.u"},
 		{name: "update, regular and static", cql: `UPDATE t SET v = ?, s = ? WHERE k = ? AND c = ?`, values: []any{"x", 1, 5, "a"}, regular: []string{"v"}, static: []string{"s"}, key: []any{5, "a"}, table: "ks.t"},
 		{name: "update, static only by partition", cql: `UPDATE t SET s = ? WHERE k = ?`, values: []any{1, 5}, static: []string{"s"}, key: []any{5}, table: "ks.t"},
@@ -155,15 +155,15 @@ func TestSettlePlanSettle(t *testing.T) {
 			if table == "" {
 				table = "ks.kv"
 			}
-			if got := plan.keyspace + "." + plan.table; got != table {
+			if got := plan.Keyspace + "." + plan.Table; got != table {
 				t.Errorf("table %s, want %s", got, table)
 			}
-			if !slices.Equal(plan.regular, tc.regular) || !slices.Equal(plan.static, tc.static) {
-				t.Errorf("regular %v static %v, want %v %v", plan.regular, plan.static, tc.regular, tc.static)
+			if !slices.Equal(plan.Regular, tc.regular) || !slices.Equal(plan.Static, tc.static) {
+				t.Errorf("regular %v static %v, want %v %v", plan.Regular, plan.Static, tc.regular, tc.static)
 			}
 			var key []any
-			for _, k := range plan.key {
-				key = append(key, k.value)
+			for _, k := range plan.Key {
+				key = append(key, k.Value)
 			}
 			if !reflect.DeepEqual(key, tc.key) {
 				t.Errorf("key %#v, want %#v", key, tc.key)
@@ -172,11 +172,11 @@ func TestSettlePlanSettle(t *testing.T) {
 			if want == 0 {
 				want = pinned
 			}
-			if plan.timestamp != want {
-				t.Errorf("timestamp %d, want %d", plan.timestamp, want)
+			if plan.Timestamp != want {
+				t.Errorf("timestamp %d, want %d", plan.Timestamp, want)
 			}
-			if len(plan.skipped) != tc.skipped {
-				t.Errorf("skipped %q, want %d", plan.skipped, tc.skipped)
+			if len(plan.Skipped) != tc.skipped {
+				t.Errorf("skipped %q, want %d", plan.Skipped, tc.skipped)
 			}
 		})
 	}
@@ -216,12 +216,12 @@ func FuzzSettleMapping(f *testing.F) {
 		}
 		plan, err := planSettle("ks", retry.Statement{CQL: cql, Values: values}, lookup, 1)
 		if err == nil {
-			if plan.table == "" || len(plan.key) < plan.nPartition || plan.nPartition == 0 || len(plan.regular)+len(plan.static) == 0 {
+			if plan.Table == "" || len(plan.Key) < plan.NPartition || plan.NPartition == 0 || len(plan.Regular)+len(plan.Static) == 0 {
 				t.Fatalf("%q: incomplete plan %+v", cql, plan)
 			}
 		}
 		lp, err := planLWT("ks", retry.Statement{CQL: cql, Values: values}, lookup)
-		if err == nil && (lp.table == "" || len(lp.key) == 0) {
+		if err == nil && (lp.Table == "" || len(lp.Key) == 0) {
 			t.Fatalf("%q: incomplete LWT plan %+v", cql, lp)
 		}
 	})

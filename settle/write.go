@@ -1,56 +1,38 @@
 package settle
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"slices"
-	"strings"
-	"time"
 
 	"github.com/gocql/gocql"
 
-	"github.com/cqlsafe/cqlsafe/internal/core/cqltext"
-	"github.com/cqlsafe/cqlsafe/internal/core/wait"
+	core "github.com/cqlsafe/cqlsafe/internal/core/settle"
+	coretable "github.com/cqlsafe/cqlsafe/internal/core/table"
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 	"github.com/cqlsafe/cqlsafe/retry"
+	"github.com/cqlsafe/cqlsafe/table"
 )
 
-// Result is what Write found.
-type Result struct {
-	// Outcome of the write as a whole. For one statement, its outcome. For a batch
-	// applied as one unit (a logged batch, whose batch log replays every statement once
-	// one applied; or an unlogged batch whose statements all write one partition of one
-	// table, a single mutation): Landed when any statement landed, else the outcome the
-	// settleable statements share (statements that cannot be settled are ignored), else
-	// Mixed. For any other batch: the outcome every statement shares, else Mixed.
-	// Unsettleable when no statement could be settled.
-	Outcome     Outcome
-	Timestamp   int64             // the write's pinned timestamp
-	Consistency gocql.Consistency // what the write times were read at
-	Statements  []StatementResult
-}
+// Result is what Write found. Its Outcome, for one statement, is that statement's. For
+// a batch applied as one unit (a logged batch, whose batch log replays every statement
+// once one applied; or an unlogged batch whose statements all write one partition of
+// one table, a single mutation): Landed when any statement landed, else the outcome the
+// settleable statements share (statements that cannot be settled are ignored), else
+// Mixed. For any other batch: the outcome every statement shares, else Mixed.
+// Unsettleable when no statement could be settled. Consistency is what the write times
+// were read at.
+type Result = core.Result[gocql.Consistency]
 
-// StatementResult is Settle's finding for one statement of the write.
-type StatementResult struct {
-	Outcome Outcome
-	// Timestamp is what the statement was written with: the pinned timestamp, or its
-	// own USING TIMESTAMP.
-	Timestamp int64
-	// Newest is the newest write time read from the statement's cells (0: none visible).
-	Newest int64
-	// Columns are the columns whose write times were read.
-	Columns []string
-	// Skipped are written columns whose write times say nothing, one "column: why" each:
-	// a bound NULL (a tombstone), UNSET (nothing written), an element removal, an empty
-	// collection, or (before Cassandra 5.0) a non-frozen collection.
-	Skipped []string
-	// Err says why the statement could not be settled (matches ErrUnsettleable) when
-	// Outcome is Unsettleable.
-	Err error
-}
+// StatementResult is Write's finding for one statement of the write: its Outcome, the
+// Timestamp it was written with (the pinned one, or its own USING TIMESTAMP), the
+// Newest write time read from its cells (0: none visible), the Columns whose write times
+// were read, the written columns Skipped because their write times say nothing ("column:
+// why": a bound NULL, UNSET, an element removal, an empty collection, or before
+// Cassandra 5.0 a non-frozen collection), and Err (matching ErrUnsettleable) when it
+// could not be settled.
+type StatementResult = core.StatementResult
 
-// Settle finds out whether a pinned write whose outcome was unknown (e, as returned by
+// Write finds out whether a pinned write whose outcome was unknown (e, as returned by
 // Policy.Exec, Policy.ExecBatch or Do) landed: it reads, at QUORUM (At), the write
 // times of the cells each statement wrote — WRITETIME of the columns an INSERT lists or
 // an UPDATE assigns, of the row the statement's key values name — and compares them
@@ -110,253 +92,68 @@ func Write(ctx context.Context, s *gocql.Session, e *retry.OutcomeUnknownError, 
 	if err != nil {
 		return Result{}, err
 	}
-	if ctx == nil {
-		ctx = context.Background()
+	var sess core.Session[gocql.TypeInfo]
+	if s != nil {
+		sess = session{s, cfg}
 	}
-	if cfg.observer == nil {
-		return write(ctx, s, e, cfg)
-	}
-	start := time.Now()
-	out, err := write(ctx, s, e, cfg)
-	n := 0
+	var u *core.Unknown
 	if e != nil {
-		n = len(e.Statements)
+		u = &core.Unknown{Statements: e.Statements, Timestamp: e.Timestamp, Logged: e.Batch && e.BatchType == gocql.LoggedBatch}
 	}
-	cfg.observer.Settled(ctx, Report{Kind: KindWrite, Outcome: out.Outcome.String(), Statements: n,
-		Elapsed: time.Since(start), Err: err})
-	return out, err
+	return core.Write(ctx, cqlvalue.Driver{}, sess, u, cfg)
 }
 
-// write is Write, options applied.
-func write(ctx context.Context, s *gocql.Session, e *retry.OutcomeUnknownError, cfg config) (Result, error) {
-	if s == nil || e == nil {
-		return Result{}, errors.New("settle: Settle needs a session and an outcome-unknown error")
-	}
-	out := Result{Timestamp: e.Timestamp, Consistency: cfg.consistency, Statements: make([]StatementResult, len(e.Statements))}
-	ks := cfg.keyspace
-	if ks == "" {
-		ks = s.Query("").Keyspace()
-	}
-	lookup := func(keyspace, table string) (*gocql.TableMetadata, error) {
-		km, err := s.KeyspaceMetadata(keyspace)
-		if err != nil {
-			return nil, err
-		}
-		return km.Tables[table], nil
-	}
-	plans := make([]settlePlan, len(e.Statements))
-	for i, st := range e.Statements {
-		plan, err := planSettle(ks, st, lookup, e.Timestamp)
-		plans[i] = plan
-		out.Statements[i] = StatementResult{Timestamp: plan.timestamp, Skipped: plan.skipped}
-		if err != nil {
-			out.Statements[i].Err = &UnsettleableError{Statement: i, CQL: st.CQL, Reason: err.Error()}
-		}
-	}
-	if err := wait.Sleep(ctx, cfg.delay); err != nil {
-		return out, err
-	}
-	for i := range plans {
-		ss := &out.Statements[i]
-		if ss.Err != nil {
-			continue
-		}
-		if err := readWriteTimes(ctx, s, cfg.consistency, plans[i], ss); err != nil {
-			return out, fmt.Errorf("settle: settle statement %d: %w", i+1, err)
-		}
-		if ss.Err != nil {
-			ss.Err = &UnsettleableError{Statement: i, CQL: e.Statements[i].CQL, Reason: ss.Err.Error()}
-		}
-	}
-	out.Outcome = aggregate(out.Statements, plans, e.Batch && e.BatchType == gocql.LoggedBatch)
-	if out.Outcome == Unsettleable {
-		for _, ss := range out.Statements {
-			if ss.Err != nil {
-				return out, ss.Err
-			}
-		}
-		return out, &UnsettleableError{Reason: "no statements"}
-	}
-	return out, nil
+// session is a gocql session for core.Write and core.LWT.
+type session struct {
+	s   *gocql.Session
+	cfg config
 }
 
-// aggregate is Result.Outcome (see there).
-func aggregate(sts []StatementResult, plans []settlePlan, logged bool) Outcome {
-	unit := logged || len(plans) == 1 || onePartition(plans)
-	var settled []Outcome
-	for _, ss := range sts {
-		if ss.Outcome == Unsettleable && !unit {
-			return mixedOr(sts)
-		}
-		if ss.Outcome != Unsettleable {
-			settled = append(settled, ss.Outcome)
-		}
-	}
-	if len(settled) == 0 {
-		return Unsettleable
-	}
-	if unit && slices.Contains(settled, Landed) {
-		return Landed
-	}
-	for _, o := range settled[1:] {
-		if o != settled[0] {
-			return Mixed
-		}
-	}
-	return settled[0]
+func (x session) Keyspace() string { return x.s.Query("").Keyspace() }
+
+func (x session) Table(ctx context.Context, keyspace, name string) (*coretable.Table[gocql.TypeInfo], error) {
+	return table.Describe(ctx, x.s, keyspace, name)
 }
 
-func mixedOr(sts []StatementResult) Outcome {
-	for _, ss := range sts {
-		if ss.Outcome != Unsettleable {
-			return Mixed
-		}
+func (x session) Read(ctx context.Context, q string, args []any, n int, serial bool) ([]core.Cell[gocql.TypeInfo], bool, error) {
+	cl := x.cfg.Consistency
+	if serial {
+		cl = gocql.Consistency(x.cfg.Serial)
 	}
-	return Unsettleable
-}
-
-// onePartition reports whether every statement writes the same partition of the same
-// table: Cassandra applies them as one mutation, all or nothing on each replica.
-func onePartition(plans []settlePlan) bool {
-	for _, p := range plans {
-		if p.table == "" || p.partition == nil || p.keyspace != plans[0].keyspace || p.table != plans[0].table ||
-			!bytes.Equal(p.partition, plans[0].partition) {
-			return false
-		}
+	cells := make([]rawCell, n)
+	dest := make([]any, n)
+	for i := range cells {
+		dest[i] = &cells[i]
 	}
-	return true
-}
-
-// readWriteTimes reads the write times of plan's cells into ss and decides its outcome.
-func readWriteTimes(ctx context.Context, s *gocql.Session, cl gocql.Consistency, plan settlePlan, ss *StatementResult) error {
-	var times []int64
-	for _, group := range []struct {
-		cols   []string
-		key    []keyValue
-		static bool
-	}{{plan.regular, plan.key, false}, {plan.static, plan.partitionKey(), true}} {
-		if len(group.cols) == 0 {
-			continue
-		}
-		cols := group.cols
-		ts, err := selectWriteTimes(ctx, s, cl, plan, cols, group.key, group.static)
-		var re gocql.RequestError
-		if err != nil && errors.As(err, &re) && re.Code() == gocql.ErrCodeInvalid && plan.anyMulti(cols) {
-			// Before Cassandra 5.0, WRITETIME of a non-frozen collection is invalid.
-			var single []string
-			for _, c := range cols {
-				if plan.multi[c] {
-					ss.Skipped = append(ss.Skipped, c+": non-frozen collection (WRITETIME of one needs Cassandra 5.0)")
-				} else {
-					single = append(single, c)
-				}
-			}
-			cols = single
-			ts, err = nil, nil
-			if len(cols) > 0 {
-				ts, err = selectWriteTimes(ctx, s, cl, plan, cols, group.key, group.static)
-			}
-		}
-		if err != nil {
-			return err
-		}
-		ss.Columns = append(ss.Columns, cols...)
-		times = append(times, ts...)
-	}
-	if len(ss.Columns) == 0 {
-		ss.Err = errors.New("no written cell has a readable write time")
-		return nil
-	}
-	ss.Outcome = judgeWriteTimes(plan.timestamp, times)
-	for _, t := range times {
-		ss.Newest = max(ss.Newest, t)
-	}
-	return nil
-}
-
-// judgeWriteTimes decides a statement from the write times its cells carry (0: none).
-func judgeWriteTimes(ts int64, times []int64) Outcome {
-	newer := false
-	for _, t := range times {
-		if t == ts {
-			return Landed
-		}
-		newer = newer || t > ts
-	}
-	if newer {
-		return Superseded
-	}
-	return NotVisible
-}
-
-// selectWriteTimes reads WRITETIME of cols in the row (or, for static columns, the
-// partition) key names; a missing row reads as no write times.
-func selectWriteTimes(ctx context.Context, s *gocql.Session, cl gocql.Consistency, plan settlePlan, cols []string, key []keyValue, static bool) ([]int64, error) {
-	sel := make([]string, len(cols))
-	dest := make([]any, len(cols))
-	wts := make([]writeTimes, len(cols))
-	for i, c := range cols {
-		sel[i] = "WRITETIME(" + cqltext.Quote(c) + ")"
-		dest[i] = &wts[i]
-	}
-	where, vals := whereKey(key)
-	q := fmt.Sprintf("SELECT %s FROM %s WHERE %s", strings.Join(sel, ", "), cqltext.QuoteQualified(plan.keyspace, plan.table), where)
-	if static {
-		// Cassandra refuses clustering restrictions when only static columns are
-		// selected; every row of the partition shows the same static cells.
-		q += " LIMIT 1"
-	}
-	err := s.Query(q, vals...).WithContext(ctx).Consistency(cl).Idempotent(true).Scan(dest...)
+	err := x.s.Query(q, args...).WithContext(ctx).Consistency(cl).Idempotent(true).Scan(dest...)
 	if errors.Is(err, gocql.ErrNotFound) {
-		return nil, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	var out []int64
-	for _, w := range wts {
-		out = append(out, w...)
+	out := make([]core.Cell[gocql.TypeInfo], n)
+	for i, c := range cells {
+		out[i] = core.Cell[gocql.TypeInfo](c)
 	}
-	return out, nil
+	return out, true, nil
 }
 
-func whereKey(key []keyValue) (string, []any) {
-	parts := make([]string, len(key))
-	vals := make([]any, len(key))
-	for i, k := range key {
-		parts[i] = cqltext.Quote(k.column) + " = ?"
-		vals[i] = k.value
-	}
-	return strings.Join(parts, " AND "), vals
+func (session) Invalid(err error) bool {
+	var re gocql.RequestError
+	return errors.As(err, &re) && re.Code() == gocql.ErrCodeInvalid
 }
 
-// writeTimes decodes WRITETIME of a cell (bigint) or of a non-frozen collection or UDT
-// (Cassandra 5.0: list<bigint>, one per element, null for absent UDT fields).
-type writeTimes []int64
+// rawCell keeps a column's serialized value and type as the read returned them.
+type rawCell struct {
+	Info gocql.TypeInfo
+	Data []byte
+}
 
-func (w *writeTimes) UnmarshalCQL(info gocql.TypeInfo, data []byte) error {
-	if data == nil {
-		return nil
-	}
-	switch info.Type() {
-	case gocql.TypeBigInt:
-		var v int64
-		if err := gocql.Unmarshal(info, data, &v); err != nil {
-			return err
-		}
-		*w = append(*w, v)
-	case gocql.TypeList, gocql.TypeSet:
-		var v []*int64
-		if err := gocql.Unmarshal(info, data, &v); err != nil {
-			return err
-		}
-		for _, t := range v {
-			if t != nil {
-				*w = append(*w, *t)
-			}
-		}
-	default:
-		return fmt.Errorf("settle: WRITETIME returned %s", info)
+func (c *rawCell) UnmarshalCQL(info gocql.TypeInfo, data []byte) error {
+	c.Info = info
+	if data != nil {
+		c.Data = append(make([]byte, 0, len(data)), data...)
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ func (p *typeParser) parse(s string) (gocql.TypeInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return gocqlType(t), nil
+	return driver{}.TypeOf(t), nil
 }
 
 // TestTableParseType: CQL type texts as system_schema holds them become TypeInfos that

@@ -8,9 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gocql/gocql"
-
 	"github.com/cqlsafe/cqlsafe/internal/core/cqltext"
+	"github.com/cqlsafe/cqlsafe/internal/core/cqltype"
 )
 
 // parsedWrite is the syntax of one INSERT, UPDATE or DELETE, as Settle and LWT
@@ -93,7 +92,7 @@ func parseWrite(cql string) (*parsedWrite, error) {
 		w.verb = "delete"
 		err = p.delete(w)
 	case t[0].Is("begin"):
-		return nil, errors.New("a batch written as CQL text (send it as a gocql.Batch to settle each statement)")
+		return nil, errors.New("a batch written as CQL text (send it as a driver Batch to settle each statement)")
 	default:
 		return nil, fmt.Errorf("not a write (%s)", t[0].Text)
 	}
@@ -397,23 +396,23 @@ func (p *parser) delete(w *parsedWrite) error {
 }
 
 // termValue is the Go value a term puts in a column of type typ: the bound value, or a
-// literal converted. unset reports an UNSET bound value.
-func termValue(tm *term, typ gocql.TypeInfo, values []any) (v any, unset bool, err error) {
+// literal converted. unset reports an UNSET bound value (the driver's, unsetValue).
+func termValue(tm *term, typ cqltype.Type, unsetValue any, values []any) (v any, unset bool, err error) {
 	if tm.bind >= 0 {
 		if tm.bind >= len(values) {
 			return nil, false, fmt.Errorf("bind marker %d has no value (%d given)", tm.bind+1, len(values))
 		}
 		v := values[tm.bind]
-		return v, v == gocql.UnsetValue, nil
+		return v, v == unsetValue, nil
 	}
 	v, err = literalValue(tm, typ)
 	return v, false, err
 }
 
-// literalValue converts a literal of the statement text to a Go value gocql binds as
-// typ. Literals it does not convert (collections, tuples, functions, durations,
-// decimals, …) are an error: the caller settles nothing rather than guess.
-func literalValue(tm *term, typ gocql.TypeInfo) (any, error) {
+// literalValue converts a literal of the statement text to a Go value both drivers bind
+// as typ. Literals it does not convert (collections, tuples, functions, durations,
+// decimals, user types, …) are an error: the caller settles nothing rather than guess.
+func literalValue(tm *term, typ cqltype.Type) (any, error) {
 	toks := tm.toks
 	if len(toks) == 0 {
 		return nil, errors.New("no value")
@@ -426,41 +425,45 @@ func literalValue(tm *term, typ gocql.TypeInfo) (any, error) {
 			return nil, fmt.Errorf("value %q is not a literal it can read (bind it)", clip(tm.raw))
 		}
 	}
-	if typ == nil {
+	if typ.Kind == cqltype.Native && typ.Name == "" {
 		return nil, errors.New("column type unknown")
 	}
 	raw := strings.TrimSpace(tm.raw)
 	str := len(toks) == 1 && toks[0].Kind == cqltext.String
 	bad := fmt.Errorf("literal %q for a %s column is not one it can read (bind it)", clip(raw), typ)
-	switch typ.Type() {
-	case gocql.TypeVarchar, gocql.TypeText, gocql.TypeAscii, gocql.TypeInet, gocql.TypeDate:
+	native := ""
+	if typ.Kind == cqltype.Native {
+		native = typ.Name
+	}
+	switch native {
+	case "varchar", "text", "ascii", "inet", "date":
 		if str {
 			return toks[0].Text, nil
 		}
-	case gocql.TypeInt, gocql.TypeBigInt, gocql.TypeSmallInt, gocql.TypeTinyInt, gocql.TypeCounter, gocql.TypeTimestamp:
+	case "int", "bigint", "smallint", "tinyint", "counter", "timestamp":
 		if n, err := strconv.ParseInt(raw, 10, 64); err == nil && !str {
 			return n, nil
 		}
-	case gocql.TypeVarint:
+	case "varint":
 		if n, ok := new(big.Int).SetString(raw, 10); ok && !str {
 			return n, nil
 		}
-	case gocql.TypeFloat, gocql.TypeDouble:
+	case "float", "double":
 		if f, err := strconv.ParseFloat(raw, 64); err == nil && !str {
-			if typ.Type() == gocql.TypeFloat {
+			if native == "float" {
 				return float32(f), nil
 			}
 			return f, nil
 		}
-	case gocql.TypeBoolean:
+	case "boolean":
 		if len(toks) == 1 && (toks[0].Is("true") || toks[0].Is("false")) {
 			return toks[0].Is("true"), nil
 		}
-	case gocql.TypeUUID, gocql.TypeTimeUUID:
-		if u, err := gocql.ParseUUID(raw); err == nil && !str {
+	case "uuid", "timeuuid":
+		if u, ok := parseUUID(raw); ok && !str {
 			return u, nil
 		}
-	case gocql.TypeBlob:
+	case "blob":
 		if len(raw) > 2 && (raw[:2] == "0x" || raw[:2] == "0X") && !str {
 			if b, err := hex.DecodeString(raw[2:]); err == nil {
 				return b, nil
@@ -468,4 +471,18 @@ func literalValue(tm *term, typ gocql.TypeInfo) (any, error) {
 		}
 	}
 	return nil, bad
+}
+
+// parseUUID reads a UUID literal (8-4-4-4-12 hexadecimal digits) as the [16]byte both
+// drivers bind to uuid and timeuuid.
+func parseUUID(s string) ([16]byte, bool) {
+	var u [16]byte
+	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+		return u, false
+	}
+	h := s[:8] + s[9:13] + s[14:18] + s[19:23] + s[24:]
+	if _, err := hex.Decode(u[:], []byte(h)); err != nil {
+		return u, false
+	}
+	return u, true
 }

@@ -6,48 +6,49 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strings"
-
-	"github.com/gocql/gocql"
 
 	"github.com/cqlsafe/cqlsafe/internal/core/cqltext"
-	"github.com/cqlsafe/cqlsafe/retry"
+	"github.com/cqlsafe/cqlsafe/internal/core/cqltype"
+	"github.com/cqlsafe/cqlsafe/internal/core/engine"
+	"github.com/cqlsafe/cqlsafe/internal/core/table"
 )
 
-// settlePlan is what Settle reads for one statement.
-type settlePlan struct {
-	keyspace, table string
-	timestamp       int64
-	key             []keyValue // the primary key (partition key columns first)
-	nPartition      int        // how many of key are the partition key
-	partition       []byte     // the partition key's serialized values, to compare statements
-	regular         []string   // regular columns to read
-	static          []string   // static columns to read (by partition)
-	multi           map[string]bool
-	skipped         []string
+// WritePlan is what Write reads for one statement.
+type WritePlan struct {
+	Keyspace, Table string
+	Timestamp       int64
+	Key             []KeyValue // the primary key (partition key columns first)
+	NPartition      int        // how many of Key are the partition key
+	Partition       []byte     // the partition key's serialized values, to compare statements
+	Regular         []string   // regular columns to read
+	Static          []string   // static columns to read (by partition)
+	Multi           map[string]bool
+	Skipped         []string
 }
 
-type keyValue struct {
-	column string
-	value  any
+// KeyValue is one primary key column's value.
+type KeyValue struct {
+	Column string
+	Value  any
 }
 
-func (p settlePlan) partitionKey() []keyValue { return p.key[:min(p.nPartition, len(p.key))] }
+func (p WritePlan) partitionKey() []KeyValue { return p.Key[:min(p.NPartition, len(p.Key))] }
 
-func (p settlePlan) anyMulti(cols []string) bool {
+func (p WritePlan) anyMulti(cols []string) bool {
 	for _, c := range cols {
-		if p.multi[c] {
+		if p.Multi[c] {
 			return true
 		}
 	}
 	return false
 }
 
-type tableLookup func(keyspace, table string) (*gocql.TableMetadata, error)
+// Lookup describes a table (see Session.Table).
+type Lookup[TI any] func(keyspace, name string) (*table.Table[TI], error)
 
 // keyTerms maps the statement's primary key columns to the terms that give them: from
 // WHERE (UPDATE, DELETE) or from VALUES (INSERT). Only equality names one row.
-func (w *parsedWrite) keyTerms(tm *gocql.TableMetadata) (map[string]term, error) {
+func keyTerms[TI any](w *parsedWrite, tm *table.Table[TI]) (map[string]term, error) {
 	given := map[string]term{}
 	for _, r := range w.where {
 		if r.op != "=" || r.column == "" {
@@ -65,8 +66,8 @@ func (w *parsedWrite) keyTerms(tm *gocql.TableMetadata) (map[string]term, error)
 	return given, nil
 }
 
-// tableIn finds the metadata of the statement's table: in its own keyspace, else ks.
-func (w *parsedWrite) tableIn(ks string, lookup tableLookup) (string, *gocql.TableMetadata, error) {
+// tableIn describes the statement's table: in its own keyspace, else ks.
+func tableIn[TI any](w *parsedWrite, ks string, lookup Lookup[TI]) (string, *table.Table[TI], error) {
 	if w.keyspace != "" {
 		ks = w.keyspace
 	}
@@ -74,35 +75,38 @@ func (w *parsedWrite) tableIn(ks string, lookup tableLookup) (string, *gocql.Tab
 		return "", nil, errors.New("no keyspace: the statement names none and the session has none (Keyspace)")
 	}
 	tm, err := lookup(ks, w.table)
-	if err != nil {
-		return "", nil, fmt.Errorf("schema metadata of keyspace %s: %v", ks, err)
-	}
-	if tm == nil {
+	var te *table.Error
+	switch {
+	case errors.As(err, &te) && errors.Is(err, table.ErrUnknownTable) && te.Detail != "":
+		return "", nil, fmt.Errorf("table %s.%s is not in the schema metadata: keyspace %s %s", ks, w.table, ks, te.Detail)
+	case errors.Is(err, table.ErrUnknownTable), err == nil && tm == nil:
 		return "", nil, fmt.Errorf("table %s.%s is not in the schema metadata", ks, w.table)
+	case err != nil:
+		return "", nil, fmt.Errorf("schema metadata of %s.%s: %v", ks, w.table, err)
 	}
 	return ks, tm, nil
 }
 
-// planSettle maps one statement to the cells whose write times tell whether it landed.
+// PlanWrite maps one statement to the cells whose write times tell whether it landed.
 // ks is the keyspace of statements that name none; pinned the write's timestamp. The
 // plan names the statement's table and partition whenever they could be read, even
 // with an error (so a DELETE can still show a batch writes one partition).
-func planSettle(ks string, st retry.Statement, lookup tableLookup, pinned int64) (settlePlan, error) {
-	plan := settlePlan{timestamp: pinned, multi: map[string]bool{}}
+func PlanWrite[TI any](drv table.Driver[TI], ks string, st engine.Statement, lookup Lookup[TI], pinned int64) (WritePlan, error) {
+	plan := WritePlan{Timestamp: pinned, Multi: map[string]bool{}}
 	w, err := parseWrite(st.CQL)
 	if err != nil {
 		return plan, err
 	}
-	ks, tm, err := w.tableIn(ks, lookup)
+	ks, tm, err := tableIn(w, ks, lookup)
 	if err != nil {
 		return plan, err
 	}
-	plan.keyspace, plan.table = ks, w.table
+	plan.Keyspace, plan.Table = ks, w.table
 	if w.json {
 		return plan, errors.New("INSERT JSON: the written columns are in the document")
 	}
 	if w.timestamp != nil {
-		v, unset, err := termValue(w.timestamp, gocql.NewNativeType(4, gocql.TypeBigInt, ""), st.Values)
+		v, unset, err := termValue(w.timestamp, cqltype.Type{Name: "bigint"}, drv.Unset(), st.Values)
 		if err != nil {
 			return plan, fmt.Errorf("USING TIMESTAMP: %v", err)
 		}
@@ -111,18 +115,18 @@ func planSettle(ks string, st retry.Statement, lookup tableLookup, pinned int64)
 			if !ok {
 				return plan, fmt.Errorf("USING TIMESTAMP bound to %T", v)
 			}
-			plan.timestamp = n // the statement's own timestamp wins over the batch's or query's
+			plan.Timestamp = n // the statement's own timestamp wins over the batch's or query's
 		}
 	}
 	// The key: from WHERE (UPDATE, DELETE) or from VALUES (INSERT).
-	given, err := w.keyTerms(tm)
+	given, err := keyTerms(w, tm)
 	if err != nil {
 		return plan, err
 	}
 	nKey := len(tm.PartitionKey)
-	full := nKey + len(tm.ClusteringColumns)
+	full := nKey + len(tm.Clustering)
 	var partBytes []byte
-	for i, cm := range append(slices.Clone(tm.PartitionKey), tm.ClusteringColumns...) {
+	for i, cm := range tm.KeyColumns() {
 		t, ok := given[cm.Name]
 		if !ok {
 			if i < nKey {
@@ -131,13 +135,13 @@ func planSettle(ks string, st retry.Statement, lookup tableLookup, pinned int64)
 			full = i
 			break
 		}
-		v, err := keyTermValue(&t, cm, st.Values)
+		v, err := keyTermValue(drv, &t, cm, st.Values)
 		if err != nil {
 			return plan, err
 		}
-		plan.key = append(plan.key, keyValue{cm.Name, v})
+		plan.Key = append(plan.Key, KeyValue{cm.Name, v})
 		if i < nKey {
-			b, err := gocql.Marshal(protoType(cm.Type), v)
+			b, err := drv.Marshal(cm.Type, v)
 			if err != nil {
 				return plan, fmt.Errorf("key column %s: %v", cm.Name, err)
 			}
@@ -145,16 +149,16 @@ func planSettle(ks string, st retry.Statement, lookup tableLookup, pinned int64)
 			partBytes = append(partBytes, b...)
 		}
 	}
-	plan.nPartition = nKey
-	plan.partition = partBytes
+	plan.NPartition = nKey
+	plan.Partition = partBytes
 	switch {
 	case w.conditional:
 		return plan, errors.New("lightweight transaction: its cells may carry the Paxos ballot's timestamp rather than the pinned one (use LWT)")
 	case w.verb == "delete":
 		return plan, errors.New("DELETE leaves tombstones, which have no readable write time")
 	}
-	for _, cm := range tm.Columns {
-		if cm.Type != nil && cm.Type.Type() == gocql.TypeCounter {
+	for _, cm := range tm.Columns() {
+		if cm.IsCounter() {
 			return plan, fmt.Errorf("counter table (column %s): counter cells carry no client timestamp", cm.Name)
 		}
 	}
@@ -162,33 +166,33 @@ func planSettle(ks string, st retry.Statement, lookup tableLookup, pinned int64)
 		if isKey(tm, cw.column) {
 			continue
 		}
-		cm := tm.Columns[cw.column]
-		if cm == nil {
+		cm, ok := tm.Column(cw.column)
+		if !ok {
 			return plan, fmt.Errorf("column %s is not in table %s.%s", cw.column, ks, w.table)
 		}
 		if cw.value.bind >= len(st.Values) {
 			return plan, fmt.Errorf("bind marker %d has no value (%d given)", cw.value.bind+1, len(st.Values))
 		}
-		why := cellSkip(cw, cm, st.Values)
+		why := cellSkip(cw, cm, drv.Unset(), st.Values)
 		if why != "" {
-			plan.skipped = append(plan.skipped, cw.column+": "+why)
+			plan.Skipped = append(plan.Skipped, cw.column+": "+why)
 			continue
 		}
-		if isMultiCell(cm) {
-			plan.multi[cw.column] = true
+		if cm.Collection {
+			plan.Multi[cw.column] = true
 		}
-		list := &plan.regular
-		if cm.Kind == gocql.ColumnStatic {
-			list = &plan.static
+		list := &plan.Regular
+		if cm.Role == table.Static {
+			list = &plan.Static
 		}
 		if !slices.Contains(*list, cw.column) {
 			*list = append(*list, cw.column)
 		}
 	}
-	if len(plan.regular) > 0 && full < len(tm.PartitionKey)+len(tm.ClusteringColumns) {
-		return plan, fmt.Errorf("clustering column %s has no value in the statement", tm.ClusteringColumns[full-nKey].Name)
+	if len(plan.Regular) > 0 && full < len(tm.PartitionKey)+len(tm.Clustering) {
+		return plan, fmt.Errorf("clustering column %s has no value in the statement", tm.Clustering[full-nKey].Name)
 	}
-	if len(plan.regular)+len(plan.static) == 0 {
+	if len(plan.Regular)+len(plan.Static) == 0 {
 		return plan, errors.New("writes no cell with a readable write time (only key columns, NULLs, UNSETs, removals or empty collections)")
 	}
 	return plan, nil
@@ -196,7 +200,7 @@ func planSettle(ks string, st retry.Statement, lookup tableLookup, pinned int64)
 
 // cellSkip says why a written column's write time says nothing about the statement
 // ("" when it does).
-func cellSkip(cw columnWrite, cm *gocql.ColumnMetadata, values []any) string {
+func cellSkip[TI any](cw columnWrite, cm table.Column[TI], unset any, values []any) string {
 	if cw.op == opRemove {
 		return "element removal (tombstones)"
 	}
@@ -206,37 +210,25 @@ func cellSkip(cw columnWrite, cm *gocql.ColumnMetadata, values []any) string {
 	if cw.value.bind >= 0 {
 		v := values[cw.value.bind] // planSettle checked the bound values are there
 		switch {
-		case v == gocql.UnsetValue:
+		case v == unset:
 			return "UNSET (nothing written)"
 		case isNull(v):
 			return "bound NULL (a tombstone)"
-		case isMultiCell(cm) && (cw.op == opSet || cw.op == opAdd) && emptyCollection(v):
+		case cm.Collection && (cw.op == opSet || cw.op == opAdd) && emptyCollection(v):
 			return "empty collection (a tombstone, or nothing)"
 		}
 		return ""
 	}
-	if isMultiCell(cm) && (cw.op == opSet || cw.op == opAdd) && len(cw.value.toks) == 2 &&
+	if cm.Collection && (cw.op == opSet || cw.op == opAdd) && len(cw.value.toks) == 2 &&
 		(cw.value.toks[0].IsPunct("[") || cw.value.toks[0].IsPunct("{")) {
 		return "empty collection (a tombstone, or nothing)"
 	}
 	return ""
 }
 
-func isKey(tm *gocql.TableMetadata, col string) bool {
-	cm := tm.Columns[col]
-	return cm != nil && (cm.Kind == gocql.ColumnPartitionKey || cm.Kind == gocql.ColumnClusteringKey)
-}
-
-// isMultiCell: a non-frozen collection or UDT is one cell per element.
-func isMultiCell(cm *gocql.ColumnMetadata) bool {
-	if cm == nil || cm.Type == nil || strings.HasPrefix(strings.ToLower(cm.Validator), "frozen<") {
-		return false
-	}
-	switch cm.Type.Type() {
-	case gocql.TypeList, gocql.TypeSet, gocql.TypeMap, gocql.TypeUDT:
-		return true
-	}
-	return false
+func isKey[TI any](tm *table.Table[TI], col string) bool {
+	cm, ok := tm.Column(col)
+	return ok && (cm.Role == table.PartitionKey || cm.Role == table.ClusteringKey)
 }
 
 // isNull: what gocql sends as NULL (nil, typed nil pointers, nil slices and maps).
@@ -284,29 +276,10 @@ func toInt64(v any) (int64, bool) {
 	return 0, false
 }
 
-// protoType gives a type from schema metadata (whose protocol version gocql leaves 0,
-// which would serialize collections in the v2 format) protocol v4.
-func protoType(t gocql.TypeInfo) gocql.TypeInfo {
-	switch x := t.(type) {
-	case gocql.NativeType:
-		return gocql.NewNativeType(4, x.Type(), x.Custom())
-	case gocql.CollectionType:
-		x.NativeType = gocql.NewNativeType(4, x.Type(), "")
-		if x.Key != nil {
-			x.Key = protoType(x.Key)
-		}
-		if x.Elem != nil {
-			x.Elem = protoType(x.Elem)
-		}
-		return x
-	}
-	return t
-}
-
 // keyTermValue is the value a statement gives key column cm: never null or unset, which
 // Cassandra rejects in a key.
-func keyTermValue(t *term, cm *gocql.ColumnMetadata, values []any) (any, error) {
-	v, unset, err := termValue(t, cm.Type, values)
+func keyTermValue[TI any](drv table.Driver[TI], t *term, cm table.Column[TI], values []any) (any, error) {
+	v, unset, err := termValue(t, drv.TreeOf(cm.Type), drv.Unset(), values)
 	if err != nil {
 		return nil, fmt.Errorf("key column %s: %v", cm.Name, err)
 	}

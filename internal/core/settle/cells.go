@@ -5,19 +5,20 @@ import (
 	"encoding/binary"
 	"slices"
 
-	"github.com/gocql/gocql"
+	"github.com/cqlsafe/cqlsafe/internal/core/cqltype"
+	"github.com/cqlsafe/cqlsafe/internal/core/table"
 )
 
 // valuesDiffer compares two Go values as typ serializes them; known is false when it
 // cannot tell (a value typ does not serialize).
-func valuesDiffer(typ gocql.TypeInfo, a, b any, multi bool) (differs, known bool) {
-	ab, err1 := marshalCanonical(typ, a, multi)
-	bb, err2 := marshalCanonical(typ, b, multi)
+func valuesDiffer[TI any](drv table.Driver[TI], typ TI, a, b any, multi bool) (differs, known bool) {
+	ab, err1 := marshalCanonical(drv, typ, a, multi)
+	bb, err2 := marshalCanonical(drv, typ, b, multi)
 	if err1 != nil || err2 != nil {
 		return false, false
 	}
 	if !bytes.Equal(ab, bb) || (ab == nil) != (bb == nil) {
-		return true, reliable(typ, true)
+		return true, reliable(drv.TreeOf(typ), true)
 	}
 	return false, true
 }
@@ -25,25 +26,25 @@ func valuesDiffer(typ gocql.TypeInfo, a, b any, multi bool) (differs, known bool
 // marshalCanonical serializes v as typ, with a top-level set's or map's elements in
 // byte order (Go maps iterate randomly; Cassandra returns them in comparator order), and
 // an empty non-frozen collection as null (Cassandra stores it as no cells).
-func marshalCanonical(typ gocql.TypeInfo, v any, multi bool) ([]byte, error) {
+func marshalCanonical[TI any](drv table.Driver[TI], typ TI, v any, multi bool) ([]byte, error) {
 	if isNull(v) {
 		return nil, nil
 	}
-	b, err := gocql.Marshal(typ, v)
+	b, err := drv.Marshal(typ, v)
 	if err != nil {
 		return nil, err
 	}
-	return canonical(typ, b, multi), nil
+	return canonical(drv.TreeOf(typ), b, multi), nil
 }
 
 // canonical puts a serialized set's or map's elements in byte order; an empty
 // non-frozen collection reads as null. Bytes it cannot parse are returned as they are.
-func canonical(typ gocql.TypeInfo, b []byte, multi bool) []byte {
+func canonical(typ cqltype.Type, b []byte, multi bool) []byte {
 	if b == nil {
 		return nil
 	}
-	t := typ.Type()
-	if t != gocql.TypeSet && t != gocql.TypeMap && t != gocql.TypeList {
+	t := typ.Kind
+	if t != cqltype.Set && t != cqltype.Map && t != cqltype.List {
 		return b
 	}
 	if len(b) < 4 {
@@ -53,11 +54,11 @@ func canonical(typ gocql.TypeInfo, b []byte, multi bool) []byte {
 	if n == 0 && multi {
 		return nil
 	}
-	if t == gocql.TypeList || n < 0 {
+	if t == cqltype.List || n < 0 {
 		return b
 	}
 	per := 1
-	if t == gocql.TypeMap {
+	if t == cqltype.Map {
 		per = 2
 	}
 	rest := b[4:]
@@ -94,34 +95,24 @@ func canonical(typ gocql.TypeInfo, b []byte, multi bool) []byte {
 
 // reliable: unequal canonical bytes mean unequal values. Not so for sets and maps below
 // the top level (their order is the writer's), UDTs and tuples (trailing null fields may
-// be omitted) and custom types.
-func reliable(typ gocql.TypeInfo, top bool) bool {
-	switch x := typ.(type) {
-	case gocql.NativeType:
-		return x.Type() != gocql.TypeCustom
-	case gocql.CollectionType:
-		switch x.Type() {
-		case gocql.TypeList:
-			return reliable(x.Elem, false)
-		case gocql.TypeSet:
-			return top && reliable(x.Elem, false)
-		case gocql.TypeMap:
-			return top && reliable(x.Key, false) && reliable(x.Elem, false)
-		}
+// be omitted), vectors, custom types and types the driver does not describe (Native
+// with no name).
+func reliable(typ cqltype.Type, top bool) bool {
+	switch typ.Kind {
+	case cqltype.Native:
+		return typ.Name != ""
+	case cqltype.List:
+		return reliable(typ.Params[0], false)
+	case cqltype.Set:
+		return top && reliable(typ.Params[0], false)
+	case cqltype.Map:
+		return top && reliable(typ.Params[0], false) && reliable(typ.Params[1], false)
 	}
 	return false
 }
 
-// rawCell keeps a column's serialized value and type as the read returned them.
-type rawCell struct {
-	info gocql.TypeInfo
-	data []byte
-}
-
-func (c *rawCell) UnmarshalCQL(info gocql.TypeInfo, data []byte) error {
-	c.info = info
-	if data != nil {
-		c.data = append(make([]byte, 0, len(data)), data...)
-	}
-	return nil
+// Cell is a column's serialized value and type as a read returned them.
+type Cell[TI any] struct {
+	Info TI
+	Data []byte // nil: null
 }
