@@ -10,19 +10,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gocql/gocql"
-
-	"github.com/cqlsafe/cqlsafe/clientid"
+	"github.com/cqlsafe/cqlsafe/internal/core/clientid"
 	"github.com/cqlsafe/cqlsafe/internal/core/cqltext"
+	"github.com/cqlsafe/cqlsafe/internal/core/table"
 	"github.com/cqlsafe/cqlsafe/internal/core/value"
 	"github.com/cqlsafe/cqlsafe/internal/core/wait"
-	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
-	"github.com/cqlsafe/cqlsafe/retry"
-	"github.com/cqlsafe/cqlsafe/table"
 )
 
 // List returns the row's tombstone records (deletes and undeletes), newest first.
-func (st *Store) List(ctx context.Context, t *table.Table, key any) ([]Record, error) {
+func (st *Store[TI, U, P]) List(ctx context.Context, t *table.Table[TI], key any) ([]Record[U], error) {
 	_, rowKey, err := rowKeyOf(t, key)
 	if err != nil {
 		return nil, err
@@ -30,36 +26,39 @@ func (st *Store) List(ctx context.Context, t *table.Table, key any) ([]Record, e
 	return st.list(ctx, t, rowKey)
 }
 
-func (st *Store) list(ctx context.Context, t *table.Table, rowKey []byte) ([]Record, error) {
-	iter := st.s.Query(st.listCQL, tableName(t), rowKey).WithContext(ctx).Iter()
-	var out []Record
-	for {
-		r := Record{Table: tableName(t)}
-		var raw map[string][]byte
-		var times map[string]int64
-		if !iter.Scan(&r.ID, &r.CommandID, &r.Action, &r.At, &r.Timestamp, &raw, &times, &r.written) {
-			break
+func (st *Store[TI, U, P]) list(ctx context.Context, t *table.Table[TI], rowKey []byte) ([]Record[U], error) {
+	var out []Record[U]
+	var derr error
+	err := st.s.Records(ctx, st.listCQL, []any{tableName(t), rowKey}, func(row RecordRow[U]) {
+		if derr != nil {
+			return
 		}
-		r.WriteTimes, r.Expires = splitTimes(times)
+		r := Record[U]{Table: tableName(t), ID: row.ID, CommandID: row.CommandID, Action: row.Action, At: row.At,
+			Timestamp: row.Timestamp, written: row.Written}
+		r.WriteTimes, r.Expires = splitTimes(row.Times)
+		raw := row.Values
 		for name, b := range raw {
 			if b == nil {
-				// gocql reads an empty map value as nil; the record holds no NULLs (null
-				// cells are not recorded), so it is an empty value, e.g. a blob 0x.
+				// The drivers read an empty map value as nil; the record holds no NULLs
+				// (null cells are not recorded), so it is an empty value, e.g. a blob 0x.
 				raw[name] = []byte{}
 			}
 		}
-		vals, err := decodeValues(t, raw)
+		vals, err := st.decodeValues(t, raw)
 		if err != nil {
-			iter.Close()
-			return nil, err
+			derr = err
+			return
 		}
 		r.Values, r.raw = vals, raw
 		out = append(out, r)
 		// A delete seen is a write seen: later writes of this process to the row are
 		// stamped above it (clientid.Clock.Observe).
-		st.cfg.policy.Clock().Observe(r.Timestamp)
+		st.s.Clock().Observe(r.Timestamp)
+	})
+	if derr != nil {
+		return nil, derr
 	}
-	if err := iter.Close(); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("tombstone: list: %w", err)
 	}
 	return out, nil
@@ -78,16 +77,16 @@ func splitTimes(times map[string]int64) (map[string]int64, map[string]time.Time)
 	return wts, exps
 }
 
-func decodeValues(t *table.Table, raw map[string][]byte) (map[string]any, error) {
+func (st *Store[TI, U, P]) decodeValues(t *table.Table[TI], raw map[string][]byte) (map[string]any, error) {
 	vals := make(map[string]any, len(raw))
 	for name, b := range raw {
 		c, ok := t.Column(name)
 		if !ok {
 			return nil, fmt.Errorf("tombstone: recorded column %q no longer in %s", name, tableName(t))
 		}
-		v, err := cqlvalue.Unmarshal(c.Type, b)
+		v, err := st.drv.Unmarshal(c.Type, b)
 		if err != nil {
-			v = cqlvalue.Raw(b) // no Go type for it (e.g. a vector inside a UDT): its bytes
+			v = st.drv.RawOf(b) // no Go type for it (e.g. a vector inside a UDT): its bytes
 		}
 		vals[name] = v
 	}
@@ -95,14 +94,14 @@ func decodeValues(t *table.Table, raw map[string][]byte) (map[string]any, error)
 }
 
 // Plan is what an Undelete would do, decided without writing anything.
-type Plan struct {
+type Plan[U ~[16]byte] struct {
 	// Allowed is true when Undelete would restore the row now.
 	Allowed bool
 	// Reason says why not (ErrNoTombstone, ErrNotLastDelete, ErrRowExists) when not
 	// Allowed.
 	Reason error
 	// Tombstone is the most recent record of the row (zero if none).
-	Tombstone Record
+	Tombstone Record[U]
 	// Restore are the values Undelete would write: the recorded ones that would not
 	// have expired by now.
 	Restore map[string]any
@@ -119,26 +118,26 @@ type Plan struct {
 // restore and the row as it is now — so a person can decide before anything is applied.
 // Before Cassandra 5.0 a table with a non-frozen collection or UDT is
 // table.ErrUnsupported, as for Delete (and so for Undelete and Reconcile).
-func (st *Store) Plan(ctx context.Context, t *table.Table, key any, commandID string) (Plan, error) {
+func (st *Store[TI, U, P]) Plan(ctx context.Context, t *table.Table[TI], key any, commandID string) (Plan[U], error) {
 	if commandID == "" {
-		return Plan{}, ErrEmptyCommand
+		return Plan[U]{}, ErrEmptyCommand
 	}
 	keyVals, rowKey, err := rowKeyOf(t, key)
 	if err != nil {
-		return Plan{}, err
+		return Plan[U]{}, err
 	}
 	if _, err := readCQL(t); err != nil { // before anything is read: see Delete
-		return Plan{}, err
+		return Plan[U]{}, err
 	}
 	recs, err := st.list(ctx, t, rowKey)
 	if err != nil {
-		return Plan{}, err
+		return Plan[U]{}, err
 	}
-	rs, err := st.readRow(ctx, t, keyVals, 0)
+	rs, err := st.readRow(ctx, t, keyVals, false)
 	if err != nil {
-		return Plan{}, err
+		return Plan[U]{}, err
 	}
-	var p Plan
+	var p Plan[U]
 	if rs.exists {
 		p.Current = rs.values
 	}
@@ -153,7 +152,7 @@ func (st *Store) Plan(ctx context.Context, t *table.Table, key any, commandID st
 	}
 	p.Tombstone = recs[0]
 	p.Restore, p.RestoreTTL, p.restoreRaw = map[string]any{}, map[string]time.Duration{}, map[string][]byte{}
-	now := st.cfg.now().Unix()
+	now := st.cfg.Now().Unix()
 	for name, v := range recs[0].Values {
 		exp, ok := recs[0].Expires[name]
 		if !ok {
@@ -177,67 +176,31 @@ func (st *Store) Plan(ctx context.Context, t *table.Table, key any, commandID st
 	return p, nil
 }
 
-// serial is SERIAL as a read consistency (the protocol shares the codes): a read at
-// SERIAL completes or fences any Paxos round in progress on the row.
-const serial = gocql.Consistency(gocql.Serial)
-
-// noRetry never retries: the restore is an LWT, and a re-sent LWT that had applied
-// sees its own row and says "not applied".
-type noRetry struct{}
-
-func (noRetry) Attempt(gocql.RetryableQuery) bool  { return false }
-func (noRetry) GetRetryType(error) gocql.RetryType { return gocql.Rethrow }
-
-// Undelete restores the row deleted by commandID, if and only if the row's most recent
-// delete came from commandID and the row does not exist now. Otherwise the error says
-// why: ErrNoTombstone (nothing to undo, already undone, or every cell would have
-// expired), ErrNotLastDelete, ErrRowExists. It returns the record of the undelete.
-//
-// The restore is one INSERT … IF NOT EXISTS (with an UPDATE per further TTL, in one
-// conditional batch), so a row recreated meanwhile is never clobbered. Each cell gets
-// the TTL it had left (Plan.RestoreTTL); the row marker gets the longest. The LWT is
-// sent once, whatever the session's retry policy. Its outcome is checked with a SERIAL
-// read of the row before the undelete is recorded:
-//
-//   - applied, and the restored cells visible: success.
-//   - applied, but the row (or a restored cell) not visible: a delete stamped at or
-//     after the LWT's Paxos ballot (a future-dated delete — the delete of a row whose
-//     newest cell was future-dated is one — or a delete that raced in) shadows it:
-//     *RestoreError matching ErrRestoreShadowed. An LWT cannot carry USING TIMESTAMP;
-//     overwrite.Row with a timestamp above the delete's can restore it by hand.
-//   - outcome unknown (timeout, lost connection, CAS write unknown, Unavailable, a
-//     context done after sending): after the settle delay
-//     (WithSettleDelay) a SERIAL read, which completes or fences the Paxos round,
-//     settles it: restored (success, as above), ErrNotRestored (row absent: call
-//     Undelete again), ErrRowExists (the row exists with other values: recreated, or
-//     restored and changed since), or ErrRestoreUnknown (the read failed too).
-//
-// Nothing is recorded unless the restore is known to be visible.
-func (st *Store) Undelete(ctx context.Context, t *table.Table, key any, commandID string) (Record, error) {
+// Undelete: see the adapters' Store.Undelete.
+func (st *Store[TI, U, P]) Undelete(ctx context.Context, t *table.Table[TI], key any, commandID string) (Record[U], error) {
 	p, err := st.Plan(ctx, t, key, commandID)
 	if err != nil {
-		return Record{}, err
+		return Record[U]{}, err
 	}
 	if !p.Allowed {
 		return p.Tombstone, p.Reason
 	}
 	keyVals, rowKey, err := rowKeyOf(t, key)
 	if err != nil {
-		return Record{}, err
+		return Record[U]{}, err
 	}
-	b, err := st.restoreBatch(t, keyVals, p)
+	stmts, err := st.restoreBatch(t, keyVals, p)
 	if err != nil {
 		return p.Tombstone, err
 	}
-	b = b.WithContext(ctx)
 	sent := time.Now()
-	applied, _, err := st.s.MapExecuteBatchCAS(b, map[string]any{})
+	applied, err := st.s.CAS(ctx, stmts)
 	name := tableName(t)
 	switch {
 	case err != nil:
 		// Unavailable too: Paxos can report it at the commit phase, after a quorum
 		// accepted the proposal, which a later round then completes.
-		if c := retry.ClassifyError(err); !c.MayHaveApplied() && c != retry.ClassCanceled && c != retry.ClassUnavailable {
+		if !st.s.MayHaveApplied(err) {
 			return p.Tombstone, fmt.Errorf("tombstone: restore %s: %w", name, err)
 		}
 		if err := st.settle(ctx, t, keyVals, p, sent, err); err != nil {
@@ -250,12 +213,11 @@ func (st *Store) Undelete(ctx context.Context, t *table.Table, key any, commandI
 			return p.Tombstone, err
 		}
 	}
-	now := st.cfg.now()
-	rec := Record{Table: name, ID: clientid.NewTimeUUID(now), CommandID: commandID, Action: ActionUndelete,
+	now := st.cfg.Now()
+	rec := Record[U]{Table: name, ID: U(clientid.NewTimeUUID(now)), CommandID: commandID, Action: ActionUndelete,
 		At: now.UTC().Truncate(time.Millisecond), Timestamp: p.Tombstone.Timestamp, Values: p.Restore}
-	q := st.s.Query(st.insertCQL, rec.Table, rowKey, rec.ID, commandID, ActionUndelete, rec.At, rec.Timestamp,
-		map[string][]byte{}, map[string]int64{}, int(st.cfg.ttl/time.Second))
-	if err := st.cfg.policy.Exec(ctx, q); err != nil {
+	if err := st.s.Exec(ctx, st.insertCQL, []any{rec.Table, rowKey, rec.ID, commandID, ActionUndelete, rec.At, rec.Timestamp,
+		map[string][]byte{}, map[string]int64{}, int(st.cfg.TTL / time.Second)}); err != nil {
 		return rec, fmt.Errorf("tombstone: row restored, but recording the undelete failed: %w", err)
 	}
 	return rec, nil
@@ -265,7 +227,7 @@ func (st *Store) Undelete(ctx context.Context, t *table.Table, key any, commandI
 // carries the key and the cells with the longest TTL (so the row marker lives as long
 // as the longest-lived cell), an UPDATE per other TTL the rest. Every group binds its
 // TTL, 0 included: UNSET would give cells that had none the table's default TTL.
-func (st *Store) restoreBatch(t *table.Table, keyVals []any, p Plan) (*gocql.Batch, error) {
+func (st *Store[TI, U, P]) restoreBatch(t *table.Table[TI], keyVals []any, p Plan[U]) ([]Stmt, error) {
 	groups := map[int][]string{} // TTL seconds (0: none) → columns
 	for name := range p.Restore {
 		ttl := int(p.RestoreTTL[name] / time.Second)
@@ -288,12 +250,12 @@ func (st *Store) restoreBatch(t *table.Table, keyVals []any, p Plan) (*gocql.Bat
 		ttls = []int{0} // a row with only key columns
 	}
 	q := cqltext.QuoteQualified(t.Keyspace, t.Name)
-	b := st.s.NewBatch(gocql.UnloggedBatch) // one partition: one mutation, no batch log
-	// Cells are bound as the delete read them (cqlvalue.Raw): restored byte for byte.
+	var b []Stmt // one partition: one mutation, no batch log
+	// Cells are bound as the delete read them (the driver's Raw): restored byte for byte.
 	rawOf := func(names []string) []any {
 		out := make([]any, len(names))
 		for i, name := range names {
-			out[i] = cqlvalue.Raw(p.restoreRaw[name])
+			out[i] = st.drv.RawOf(p.restoreRaw[name])
 		}
 		return out
 	}
@@ -311,8 +273,8 @@ func (st *Store) restoreBatch(t *table.Table, keyVals []any, p Plan) (*gocql.Bat
 		c, _ := t.Column(name)
 		cols[i], marks[i] = cqltext.Quote(name), c.Marker()
 	}
-	b.Query(fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) IF NOT EXISTS USING TTL ?", q,
-		strings.Join(cols, ", "), strings.Join(marks, ", ")), append(args, ttls[0])...)
+	b = append(b, Stmt{fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) IF NOT EXISTS USING TTL ?", q,
+		strings.Join(cols, ", "), strings.Join(marks, ", ")), append(args, ttls[0])})
 	keyArgs, err := t.KeyArgs(keyVals)
 	if err != nil {
 		return nil, err
@@ -326,18 +288,16 @@ func (st *Store) restoreBatch(t *table.Table, keyVals []any, p Plan) (*gocql.Bat
 		if err != nil {
 			return nil, err
 		}
-		b.Query(upd, append(append([]any{ttl}, vals...), keyArgs...)...)
+		b = append(b, Stmt{upd, append(append([]any{ttl}, vals...), keyArgs...)})
 	}
-	// Never re-sent (see noRetry); entries stay non-idempotent, so no speculative copies.
-	b.RetryPolicy(noRetry{})
 	return b, nil
 }
 
 // verify checks, after the LWT said applied, that the restored row is visible: a delete
 // stamped after the Paxos ballot (the LWT's write timestamp) shadows it otherwise.
-func (st *Store) verify(ctx context.Context, t *table.Table, keyVals []any, p Plan) error {
+func (st *Store[TI, U, P]) verify(ctx context.Context, t *table.Table[TI], keyVals []any, p Plan[U]) error {
 	name := tableName(t)
-	rs, err := st.readRow(ctx, t, keyVals, serial)
+	rs, err := st.readRow(ctx, t, keyVals, true)
 	if err != nil {
 		return &RestoreError{Table: name, Err: ErrRestoreUnknown, Detail: "applied, but the read that checks it is visible failed", Cause: err}
 	}
@@ -351,13 +311,13 @@ func (st *Store) verify(ctx context.Context, t *table.Table, keyVals []any, p Pl
 }
 
 // settle decides a restore whose reply was lost: restored (nil) or a *RestoreError.
-func (st *Store) settle(ctx context.Context, t *table.Table, keyVals []any, p Plan, sent time.Time, cause error) error {
+func (st *Store[TI, U, P]) settle(ctx context.Context, t *table.Table[TI], keyVals []any, p Plan[U], sent time.Time, cause error) error {
 	name := tableName(t)
-	if err := wait.Sleep(ctx, time.Until(sent.Add(st.cfg.settle))); err != nil {
+	if err := wait.Sleep(ctx, time.Until(sent.Add(st.cfg.Settle))); err != nil {
 		return &RestoreError{Table: name, Err: ErrRestoreUnknown, Detail: "reply lost, and no time left to settle it", Cause: cause}
 	}
 	// A SERIAL read completes an accepted Paxos proposal or fences it out.
-	rs, err := st.readRow(ctx, t, keyVals, serial)
+	rs, err := st.readRow(ctx, t, keyVals, true)
 	if err != nil {
 		return &RestoreError{Table: name, Err: ErrRestoreUnknown, Detail: "reply lost, and the SERIAL read that settles it failed: " + err.Error(), Cause: cause}
 	}
@@ -374,31 +334,25 @@ func (st *Store) settle(ctx context.Context, t *table.Table, keyVals []any, p Pl
 }
 
 // Untidy is a state Reconcile found.
-type Untidy struct {
+type Untidy[U ~[16]byte] struct {
 	Table  string
 	RowKey []byte
 	Key    []any  // decoded primary key
 	Kind   string // "recreated": the row is live although its last record is a delete
-	Last   Record
+	Last   Record[U]
 }
 
 // Report is what Reconcile found and did.
-type Report struct {
+type Report[U ~[16]byte] struct {
 	Scanned int // tombstone rows read
 	Rows    int // distinct deleted rows of the table
-	Untidy  []Untidy
+	Untidy  []Untidy[U]
 	Cleaned int // untidy rows whose tombstones were removed (fix only)
 }
 
-// Reconcile scans the tombstone table for t's rows and reports untidy states left by
-// races: rows that are live again although their last record is a delete (recreated
-// after the delete; their tombstone can no longer be undone and only confuses). With fix
-// it removes exactly the records it read for those rows, each at its own write
-// timestamp: a record written meanwhile (a Delete that raced the clean-up, whatever its
-// clock) is left alone. It reads the whole tombstone table (paged): run it from an
-// operator tool, not a request path.
-func (st *Store) Reconcile(ctx context.Context, t *table.Table, fix bool) (Report, error) {
-	var rep Report
+// Reconcile: see the adapters' Store.Reconcile.
+func (st *Store[TI, U, P]) Reconcile(ctx context.Context, t *table.Table[TI], fix bool) (Report[U], error) {
+	var rep Report[U]
 	if t == nil {
 		return rep, errors.New("tombstone: nil table")
 	}
@@ -406,21 +360,17 @@ func (st *Store) Reconcile(ctx context.Context, t *table.Table, fix bool) (Repor
 		return rep, err
 	}
 	name := tableName(t)
-	iter := st.s.Query(st.scanCQL).WithContext(ctx).PageSize(1000).Iter()
 	seen := map[string]bool{}
 	var keys [][]byte
-	var tn, action string
-	var rk []byte
-	var id gocql.UUID
-	for iter.Scan(&tn, &rk, &id, &action) {
+	err := st.s.Keys(ctx, st.scanCQL, func(tn string, rk []byte) {
 		rep.Scanned++
 		if tn != name || seen[string(rk)] {
-			continue
+			return
 		}
 		seen[string(rk)] = true
 		keys = append(keys, append([]byte(nil), rk...))
-	}
-	if err := iter.Close(); err != nil {
+	})
+	if err != nil {
 		return rep, fmt.Errorf("tombstone: scan: %w", err)
 	}
 	rep.Rows = len(keys)
@@ -436,23 +386,23 @@ func (st *Store) Reconcile(ctx context.Context, t *table.Table, fix bool) (Repor
 		if err != nil {
 			return rep, err
 		}
-		rs, err := st.readRow(ctx, t, keyVals, 0)
+		rs, err := st.readRow(ctx, t, keyVals, false)
 		if err != nil {
 			return rep, err
 		}
 		if !rs.exists {
 			continue
 		}
-		rep.Untidy = append(rep.Untidy, Untidy{Table: name, RowKey: rk, Key: keyVals, Kind: "recreated", Last: recs[0]})
+		rep.Untidy = append(rep.Untidy, Untidy[U]{Table: name, RowKey: rk, Key: keyVals, Kind: "recreated", Last: recs[0]})
 		if fix {
 			// One partition: one mutation. Each record is deleted at its own write time,
 			// never at "now", which would shadow a record written meanwhile by a clock
 			// behind this one. Pinned timestamps make the batch safe to retry.
-			b := st.s.NewBatch(gocql.UnloggedBatch)
+			stmts := make([]Stmt, 0, len(recs))
 			for _, r := range recs {
-				b.Query(st.cleanCQL, r.written, name, rk, r.ID)
+				stmts = append(stmts, Stmt{st.cleanCQL, []any{r.written, name, rk, r.ID}})
 			}
-			if err := st.cfg.policy.ExecBatch(ctx, st.s, b, retry.AtTimestamp(st.cfg.policy.Clock().Next())); err != nil {
+			if err := st.s.Batch(ctx, false, stmts); err != nil {
 				return rep, fmt.Errorf("tombstone: clean up: %w", err)
 			}
 			rep.Cleaned++
