@@ -8,10 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gocql/gocql"
-
+	"github.com/cqlsafe/cqlsafe/internal/core/clientid"
 	"github.com/cqlsafe/cqlsafe/internal/core/wait"
-	"github.com/cqlsafe/cqlsafe/retry"
 )
 
 // WorkerOption configures RunWorker and Status. An invalid value is an error from the
@@ -38,8 +36,8 @@ func workerDefaults() workerConfig {
 	if host == "" {
 		host = "worker"
 	}
-	u, _ := gocql.RandomUUID()
-	return workerConfig{id: fmt.Sprintf("%s-%d-%s", host, os.Getpid(), u.String()[:8]), leaseTTL: time.Minute,
+	u := clientid.NewRandom()
+	return workerConfig{id: fmt.Sprintf("%s-%d-%s", host, os.Getpid(), uuidString(u)[:8]), leaseTTL: time.Minute,
 		ranges: 256, pageSize: 1000, inFlight: defaultInFlight, leaseTable: "keymigrate_leases"}
 }
 
@@ -120,7 +118,7 @@ func WorkerRowsInFlight(n int) WorkerOption {
 // may share one.
 func LeaseTable(keyspace, table string) WorkerOption {
 	return func(c *workerConfig) error {
-		if _, err := newLeases(&Migration{}, keyspace, table); err != nil {
+		if _, err := newLeases(nil, "", keyspace, table); err != nil {
 			return err
 		}
 		c.leaseKeyspace, c.leaseTable = keyspace, table
@@ -155,7 +153,7 @@ type WorkerReport struct {
 	Elapsed  time.Duration
 }
 
-func (m *Migration) workerOptions(opts []WorkerOption) (workerConfig, error) {
+func (m *Migration[TI, U]) workerOptions(opts []WorkerOption) (workerConfig, error) {
 	c := workerDefaults()
 	for _, o := range opts {
 		if o == nil {
@@ -204,13 +202,13 @@ func (m *Migration) workerOptions(opts []WorkerOption) (workerConfig, error) {
 // The lease table is created when it is missing (CREATE TABLE IF NOT EXISTS). On a
 // multi-node cluster, start one worker first, so that several clients do not create
 // it at once.
-func (m *Migration) RunWorker(ctx context.Context, opts ...WorkerOption) (rep WorkerReport, err error) {
+func (m *Migration[TI, U]) RunWorker(ctx context.Context, opts ...WorkerOption) (rep WorkerReport, err error) {
 	c, err := m.workerOptions(opts)
 	if err != nil {
 		return WorkerReport{}, err
 	}
 	rep.Worker = c.id
-	l, err := newLeases(m, c.leaseKeyspace, c.leaseTable)
+	l, err := newLeases(m.s, m.ID, c.leaseKeyspace, c.leaseTable)
 	if err != nil {
 		return rep, err
 	}
@@ -227,7 +225,7 @@ func (m *Migration) RunWorker(ctx context.Context, opts ...WorkerOption) (rep Wo
 	if err := l.describe(ctx, c.ranges, src, dst); err != nil {
 		return rep, err
 	}
-	w := &worker{m: m, c: c, l: l, sc: sc, lim: newLimiter(c.rowsPerSec), rep: &rep}
+	w := &worker[TI, U]{m: m, c: c, l: l, sc: sc, lim: newLimiter(c.rowsPerSec), rep: &rep}
 	w.bc = backfillDefaults()
 	w.bc.ranges, w.bc.pageSize, w.bc.inFlight = c.ranges, c.pageSize, c.inFlight
 	// A worker with nothing to claim reads the lease table this often, for a range to
@@ -251,7 +249,7 @@ func (m *Migration) RunWorker(ctx context.Context, opts ...WorkerOption) (rep Wo
 			if failingSince.IsZero() {
 				failingSince = time.Now()
 			}
-			if time.Since(failingSince) > max(c.leaseTTL, 10*poll) || !retry.ClassifyError(err).Retryable() && !schemaSettling(err) {
+			if time.Since(failingSince) > max(c.leaseTTL, 10*poll) || !m.s.Class(err).Retryable() && !schemaSettling(m.s, err) {
 				return rep, err
 			}
 			if err := wait.Sleep(ctx, poll); err != nil {
@@ -265,10 +263,7 @@ func (m *Migration) RunWorker(ctx context.Context, opts ...WorkerOption) (rep Wo
 		}
 		took := false
 		for _, r := range st.free(next) {
-			lease, err := gocql.RandomUUID()
-			if err != nil {
-				return rep, fmt.Errorf("keymigrate: lease id: %w", err)
-			}
+			lease := clientid.NewRandom()
 			res, err := l.claimRange(ctx, r, c.id, lease, int(c.leaseTTL/time.Second))
 			if ctx.Err() != nil {
 				return rep, ctx.Err()
@@ -293,17 +288,17 @@ func (m *Migration) RunWorker(ctx context.Context, opts ...WorkerOption) (rep Wo
 }
 
 // worker is one RunWorker's state.
-type worker struct {
-	m   *Migration
+type worker[TI any, U ~[16]byte] struct {
+	m   *Migration[TI, U]
 	c   workerConfig
 	l   *leases
-	sc  scan
+	sc  scan[TI]
 	bc  backfillConfig
 	lim *limiter
 	rep *WorkerReport
 }
 
-func (w *worker) event(r int, kind string, rows int64) {
+func (w *worker[TI, U]) event(r int, kind string, rows int64) {
 	if w.c.progress != nil {
 		w.c.progress(WorkerEvent{Worker: w.c.id, Range: r, Kind: kind, Rows: rows})
 	}
@@ -312,7 +307,7 @@ func (w *worker) event(r int, kind string, rows int64) {
 // copy copies range r under the lease it just claimed, renewing it meanwhile, and marks
 // the range done. Losing the lease is not an error (whoever holds it finishes the range);
 // a copy error is, after the lease is given back.
-func (w *worker) copy(ctx context.Context, r int, claim gocql.UUID) error {
+func (w *worker[TI, U]) copy(ctx context.Context, r int, claim [16]byte) error {
 	ttl := int(w.c.leaseTTL / time.Second)
 	w.event(r, "claimed", 0)
 	_ = w.l.logClaim(ctx, r, claim, w.c.id, stateClaimed, 0) // counts the claim even if this worker dies at once
@@ -344,12 +339,7 @@ func (w *worker) copy(ctx context.Context, r int, claim gocql.UUID) error {
 				return
 			case <-t.C:
 			}
-			next, err := gocql.RandomUUID()
-			if err != nil {
-				lost.Store(true)
-				cancel()
-				return
-			}
+			next := clientid.NewRandom()
 			mu.Lock()
 			old := current
 			mu.Unlock()
@@ -430,10 +420,7 @@ func (w *worker) copy(ctx context.Context, r int, claim gocql.UUID) error {
 		}
 		return err
 	}
-	next, err := gocql.RandomUUID()
-	if err != nil {
-		return fmt.Errorf("keymigrate: lease id: %w", err)
-	}
+	next := clientid.NewRandom()
 	res, err := w.l.finishRange(ctx, r, w.c.id, held, next, rows)
 	if res != lwtApplied {
 		// The lease ran out just before: another worker copies the range again.
@@ -443,7 +430,7 @@ func (w *worker) copy(ctx context.Context, r int, claim gocql.UUID) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if err != nil && !retry.ClassifyError(err).Retryable() {
+		if err != nil && !w.m.s.Class(err).Retryable() {
 			return err
 		}
 		return nil

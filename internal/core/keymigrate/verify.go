@@ -8,10 +8,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/gocql/gocql"
-
-	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
-	"github.com/cqlsafe/cqlsafe/table"
+	"github.com/cqlsafe/cqlsafe/internal/core/table"
 )
 
 // Diff is one difference Verify found.
@@ -87,7 +84,7 @@ func WithVerifyConcurrency(n int) VerifyOption {
 // fixes. Run it after the backfill with dual writes on: a row updated between the two
 // reads can show as different and should be re-checked. Token ranges are read
 // WithVerifyConcurrency at a time; Diffs are in token order whatever finished first.
-func (m *Migration) Verify(ctx context.Context, opts ...VerifyOption) (Report, error) {
+func (m *Migration[TI, U]) Verify(ctx context.Context, opts ...VerifyOption) (Report, error) {
 	c := verifyConfig{every: 1, ranges: 64, concurrency: 8}
 	for _, o := range opts {
 		if o == nil {
@@ -156,24 +153,24 @@ feed:
 }
 
 // verifier holds the statements and columns of a Verify.
-type verifier struct {
-	m        *Migration
-	keyCols  []table.Column
-	oldCols  []table.Column
-	newVals  []table.Column
+type verifier[TI any, U ~[16]byte] struct {
+	m        *Migration[TI, U]
+	keyCols  []table.Column[TI]
+	oldCols  []table.Column[TI]
+	newVals  []table.Column[TI]
 	oldSel   string
 	newCount string
 	newRead  string
 }
 
-func (m *Migration) verifier() (*verifier, error) {
-	v := &verifier{m: m, keyCols: m.old.KeyColumns()}
+func (m *Migration[TI, U]) verifier() (*verifier[TI, U], error) {
+	v := &verifier[TI, U]{m: m, keyCols: m.old.KeyColumns()}
 	v.oldCols = slices.Clone(v.keyCols)
 	for _, name := range m.values {
 		col, _ := m.old.Column(name)
 		v.oldCols = append(v.oldCols, col)
 	}
-	v.newVals = make([]table.Column, len(m.values))
+	v.newVals = make([]table.Column[TI], len(m.values))
 	for i, name := range m.values {
 		v.newVals[i], _ = m.new.Column(name)
 	}
@@ -194,20 +191,24 @@ func (m *Migration) verifier() (*verifier, error) {
 
 // verifyRange verifies token range r: its old rows against the new table, and the
 // count of new rows in it.
-func (v *verifier) verifyRange(ctx context.Context, r int, c verifyConfig) (Report, error) {
+func (v *verifier[TI, U]) verifyRange(ctx context.Context, r int, c verifyConfig) (Report, error) {
 	m := v.m
 	var rep Report
-	oldDest, oldVal := nullableDest(v.oldCols)
-	newDest, newVal := nullableDest(v.newVals)
+	newCols := v.newVals
 	if len(m.values) == 0 { // SelectByKey then reads the first partition key column
-		newDest, newVal = nullableDest(m.new.PartitionKey[:1])
+		newCols = m.new.PartitionKey[:1]
 	}
 	lo, hi := tokenRange(r, c.ranges)
-	iter := m.s.Query(v.oldSel, lo, hi).WithContext(ctx).PageSize(1000).Idempotent(true).Iter()
-	for iter.Scan(oldDest...) {
+	var ferr error
+	err := m.s.Iter(ctx, v.oldSel, []any{lo, hi}, 1000, m.dests(v.oldCols), func(cells [][]byte) bool {
 		rep.OldRows++
 		if (rep.OldRows-1)%int64(c.every) != 0 {
-			continue
+			return true
+		}
+		oldVal, err := m.decode(v.oldCols, cells)
+		if err != nil {
+			ferr = err
+			return false
 		}
 		// The transform sees what Backfill gives it: key and non-null columns.
 		row := map[string]any{}
@@ -226,62 +227,94 @@ func (v *verifier) verifyRange(ctx context.Context, r int, c verifyConfig) (Repo
 		}
 		newKey, err := m.newKey(row)
 		if err != nil {
-			iter.Close()
-			return rep, err
+			ferr = err
+			return false
 		}
 		rep.Checked++
 		keyArgs, err := m.new.KeyArgs(newKey)
 		if err != nil {
-			iter.Close()
-			return rep, err
+			ferr = err
+			return false
 		}
-		err = m.s.Query(v.newRead, keyArgs...).WithContext(ctx).Idempotent(true).Scan(newDest...)
+		newCells, found, err := m.s.Row(ctx, v.newRead, keyArgs, m.dests(newCols), false)
+		var newVal func(int) any
+		if err == nil && found {
+			newVal, err = m.decode(newCols, newCells)
+		}
+		switch {
+		case err != nil:
+			ferr = fmt.Errorf("keymigrate: verify read: %w", err)
+			return false
+		case !found:
+			rep.Missing++
+			rep.add(Diff{Kind: "missing", OldKey: oldKey, NewKey: newKey, Old: oldVals})
+			return true
+		}
 		got := map[string]any{}
 		for i, name := range m.values {
 			got[name] = newVal(i)
 		}
-		switch {
-		case errors.Is(err, gocql.ErrNotFound):
-			rep.Missing++
-			rep.add(Diff{Kind: "missing", OldKey: oldKey, NewKey: newKey, Old: oldVals})
-		case err != nil:
-			iter.Close()
-			return rep, fmt.Errorf("keymigrate: verify read: %w", err)
-		case !reflect.DeepEqual(oldVals, got):
+		if !reflect.DeepEqual(oldVals, got) {
 			rep.Different++
 			rep.add(Diff{Kind: "different", OldKey: oldKey, NewKey: newKey, Old: oldVals, New: got})
 		}
+		return true
+	})
+	if ferr != nil {
+		return rep, ferr
 	}
-	if err := iter.Close(); err != nil {
+	if err != nil {
 		return rep, fmt.Errorf("keymigrate: verify scan: %w", err)
 	}
+	cells, found, err := m.s.Row(ctx, v.newCount, []any{lo, hi}, 1, false)
 	var n int64
-	if err := m.s.Query(v.newCount, lo, hi).WithContext(ctx).Idempotent(true).Scan(&n); err != nil {
+	if err == nil && found {
+		n, err = decodeBigint(cells[0])
+	}
+	if err != nil {
 		return rep, fmt.Errorf("keymigrate: count new rows: %w", err)
 	}
 	rep.NewRows = n
 	return rep, nil
 }
 
-// nullableDest returns scan destinations for cols that keep NULL apart from zero values
-// (gocql scans NULL into a **T as a nil *T, into a *T as T's zero value), and a getter
-// for column i's value: nil for NULL, else the value.
-func nullableDest(cols []table.Column) ([]any, func(i int) any) {
-	dest := make([]any, len(cols))
+// dests is the number of scan destinations of cols (a tuple takes one per element).
+func (m *Migration[TI, U]) dests(cols []table.Column[TI]) int {
+	n := 0
+	for _, c := range cols {
+		n += width(m.drv.TreeOf(c.Type))
+	}
+	return n
+}
+
+// decode decodes the destinations of cols and returns a getter for column i's value:
+// nil for NULL (a tuple whose elements are all NULL reads as NULL), else the value as
+// the driver scans it (its bytes when the driver has no Go type for it).
+func (m *Migration[TI, U]) decode(cols []table.Column[TI], cells [][]byte) (func(i int) any, error) {
+	vals := make([]any, len(cols))
 	for i, c := range cols {
-		p, err := cqlvalue.New(c.Type)
+		tree := m.drv.TreeOf(c.Type)
+		w := width(tree)
+		if len(cells) < w {
+			return nil, errors.New("keymigrate: verify: short row")
+		}
+		parts := cells[:w]
+		cells = cells[w:]
+		null := true
+		for _, p := range parts {
+			null = null && p == nil
+		}
+		if null {
+			continue
+		}
+		b := value(tree, parts)
+		v, err := m.drv.Unmarshal(c.Type, b)
 		if err != nil {
-			p = new(any) // a type gocql cannot name: scan it as whatever gocql decodes
+			v = m.drv.RawOf(b)
 		}
-		dest[i] = reflect.New(reflect.TypeOf(p)).Interface()
+		vals[i] = v
 	}
-	return dest, func(i int) any {
-		p := reflect.ValueOf(dest[i]).Elem() // the *T
-		if p.IsNil() {
-			return nil
-		}
-		return p.Elem().Interface()
-	}
+	return func(i int) any { return vals[i] }, nil
 }
 
 func (r *Report) add(d Diff) {

@@ -7,12 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gocql/gocql"
-
 	"github.com/cqlsafe/cqlsafe/internal/core/cqltext"
+	"github.com/cqlsafe/cqlsafe/internal/core/settle"
 	"github.com/cqlsafe/cqlsafe/internal/core/wait"
-	"github.com/cqlsafe/cqlsafe/retry"
-	"github.com/cqlsafe/cqlsafe/settle"
 )
 
 // This file holds the lease table through which workers share a backfill: one Cassandra
@@ -49,8 +46,7 @@ var ErrNotStarted = errors.New("keymigrate: no worker has started this migration
 
 // leases runs the statements of one migration's lease table.
 type leases struct {
-	s         *gocql.Session
-	policy    *retry.Policy
+	s         Session
 	keyspace  string
 	table     string
 	migration string
@@ -59,7 +55,7 @@ type leases struct {
 	claim, renew, done, release, logAttempt, all string
 }
 
-func newLeases(m *Migration, keyspace, table string) (*leases, error) {
+func newLeases(s Session, migration, keyspace, table string) (*leases, error) {
 	if err := cqltext.ValidName(keyspace); err != nil {
 		return nil, fmt.Errorf("keymigrate: lease keyspace: %w", err)
 	}
@@ -68,7 +64,7 @@ func newLeases(m *Migration, keyspace, table string) (*leases, error) {
 	}
 	t := cqltext.QuoteQualified(keyspace, table)
 	return &leases{
-		s: m.s, policy: m.policy, keyspace: keyspace, table: table, migration: m.ID,
+		s: s, keyspace: keyspace, table: table, migration: migration,
 		create: `CREATE TABLE IF NOT EXISTS ` + t + ` (migration text, range int, attempt text, owner text, lease uuid, ` +
 			`state text, rows bigint, updated_at timestamp, ranges int, source text, target text, ` +
 			`PRIMARY KEY ((migration, range), attempt))`,
@@ -97,8 +93,8 @@ func newLeases(m *Migration, keyspace, table string) (*leases, error) {
 // EXISTS from several clients can race on a multi-node cluster (each coordinator may
 // mint its own table id), so it is skipped when the schema already has the table.
 func (l *leases) ensure(ctx context.Context) error {
-	if km, err := l.s.KeyspaceMetadata(l.keyspace); err != nil || km.Tables[l.table] == nil {
-		if err := l.s.Query(l.create).WithContext(ctx).Exec(); err != nil {
+	if !l.s.HasTable(l.keyspace, l.table) {
+		if err := l.s.Exec(ctx, l.create, nil); err != nil {
 			return fmt.Errorf("keymigrate: create lease table %s.%s: %w", l.keyspace, l.table, err)
 		}
 		if err := l.s.AwaitSchemaAgreement(ctx); err != nil {
@@ -109,13 +105,10 @@ func (l *leases) ensure(ctx context.Context) error {
 	// usable ("table … does not exist"): wait until a read of it works.
 	var err error
 	for range 40 {
-		var r int
-		var src, dst string
-		err = l.s.Query(l.readMeta, l.migration).WithContext(ctx).Scan(&r, &src, &dst)
-		if err == nil || errors.Is(err, gocql.ErrNotFound) {
+		if _, _, err = l.s.Row(ctx, l.readMeta, []any{l.migration}, 3, false); err == nil {
 			return nil
 		}
-		if !schemaSettling(err) {
+		if !l.schemaSettling(err) {
 			break
 		}
 		if werr := wait.Sleep(ctx, 250*time.Millisecond); werr != nil {
@@ -129,13 +122,15 @@ func (l *leases) ensure(ctx context.Context) error {
 // answers until the schema settles: "does not exist" (Invalid), or a server error
 // naming a table id that lost the race ("Unknown CF …", seen on a single node with three
 // workers started at once).
-func schemaSettling(err error) bool {
-	var re gocql.RequestError
-	if !errors.As(err, &re) {
+func (l *leases) schemaSettling(err error) bool { return schemaSettling(l.s, err) }
+
+func schemaSettling(s Session, err error) bool {
+	code, msg, ok := s.RequestError(err)
+	if !ok {
 		return false
 	}
-	return re.Code() == gocql.ErrCodeInvalid ||
-		re.Code() == gocql.ErrCodeServer && (strings.Contains(re.Message(), "Unknown CF") || strings.Contains(re.Message(), "unconfigured table"))
+	return code == codeInvalid ||
+		code == codeServer && (strings.Contains(msg, "Unknown CF") || strings.Contains(msg, "unconfigured table"))
 }
 
 // describe records the migration's ranges and tables, or checks them against the record:
@@ -144,7 +139,7 @@ func schemaSettling(err error) bool {
 func (l *leases) describe(ctx context.Context, ranges int, source, target string) error {
 	var err error
 	for range 40 {
-		if err = l.describeOnce(ctx, ranges, source, target); err == nil || !schemaSettling(err) {
+		if err = l.describeOnce(ctx, ranges, source, target); err == nil || !l.schemaSettling(err) {
 			return err
 		}
 		if werr := wait.Sleep(ctx, 250*time.Millisecond); werr != nil {
@@ -157,20 +152,20 @@ func (l *leases) describe(ctx context.Context, ranges int, source, target string
 // describeOnce is one try of describe. Trying again is safe: the record is an INSERT IF
 // NOT EXISTS, and a try that finds it recorded compares it.
 func (l *leases) describeOnce(ctx context.Context, ranges int, source, target string) error {
-	q := l.s.Query(l.meta, l.migration, ranges, source, target).WithContext(ctx)
-	got := map[string]any{}
-	applied, err := q.MapScanCAS(got)
+	applied, err := l.s.CAS(ctx, l.meta, []any{l.migration, ranges, source, target})
 	switch {
 	case err == nil && applied:
 		return nil
-	case err != nil && !retry.ClassifyError(err).MayHaveApplied():
+	case err != nil && !l.s.Class(err).MayHaveApplied():
 		return fmt.Errorf("keymigrate: record migration %q: %w", l.migration, err)
 	}
 	// Not applied, or unknown: what is recorded now (a SERIAL read settles any round in
 	// flight) must be this migration's description, whoever wrote it.
-	var r int
-	var src, dst string
-	if err := l.s.Query(l.readMeta, l.migration).WithContext(ctx).Consistency(gocql.Consistency(gocql.Serial)).Scan(&r, &src, &dst); err != nil {
+	r, src, dst, found, err := l.meta3(ctx, true)
+	if err == nil && !found {
+		err = errors.New("not found")
+	}
+	if err != nil {
 		return fmt.Errorf("keymigrate: read migration %q: %w", l.migration, err)
 	}
 	if r != ranges || src != source || dst != target {
@@ -183,21 +178,32 @@ func (l *leases) describeOnce(ctx context.Context, ranges int, source, target st
 // readDescription returns the recorded ranges, source and target; ErrNotStarted when
 // none is recorded.
 func (l *leases) readDescription(ctx context.Context) (int, string, string, error) {
-	var r int
-	var src, dst string
-	err := l.s.Query(l.readMeta, l.migration).WithContext(ctx).Scan(&r, &src, &dst)
+	r, src, dst, found, err := l.meta3(ctx, false)
 	switch {
-	case errors.Is(err, gocql.ErrNotFound):
+	case err == nil && !found:
 		return 0, "", "", fmt.Errorf("%w: %q", ErrNotStarted, l.migration)
 	case err != nil:
-		var re gocql.RequestError
-		if errors.As(err, &re) && re.Code() == gocql.ErrCodeInvalid {
+		if code, _, ok := l.s.RequestError(err); ok && code == codeInvalid {
 			// The lease table does not exist yet.
 			return 0, "", "", fmt.Errorf("%w: %q (%v)", ErrNotStarted, l.migration, err)
 		}
 		return 0, "", "", fmt.Errorf("keymigrate: read migration %q: %w", l.migration, err)
 	}
 	return r, src, dst, nil
+}
+
+// meta3 reads the migration's description: ranges, source, target.
+func (l *leases) meta3(ctx context.Context, serial bool) (r int, src, dst string, found bool, err error) {
+	cells, found, err := l.s.Row(ctx, l.readMeta, []any{l.migration}, 3, serial)
+	if err != nil || !found {
+		return 0, "", "", found, err
+	}
+	if cells[0] != nil {
+		if r, err = decodeInt(cells[0]); err != nil {
+			return 0, "", "", true, err
+		}
+	}
+	return r, string(cells[1]), string(cells[2]), true, nil
 }
 
 // lwtResult is what one lease transaction did.
@@ -212,61 +218,55 @@ const (
 // cas runs a lease LWT. When its outcome is unknown (a timeout, a lost connection) it
 // is not re-sent — a re-sent LWT that had applied finds its own write and says "not
 // applied" — but settled by a SERIAL read of its row.
-func (l *leases) cas(ctx context.Context, cql string, values ...any) (lwtResult, map[string]any, error) {
-	prev := map[string]any{}
-	applied, err := l.s.Query(cql, values...).WithContext(ctx).MapScanCAS(prev)
+func (l *leases) cas(ctx context.Context, cql string, values ...any) (lwtResult, error) {
+	applied, err := l.s.CAS(ctx, cql, values)
 	switch {
 	case err == nil && applied:
-		return lwtApplied, nil, nil
+		return lwtApplied, nil
 	case err == nil:
-		return lwtNotApplied, prev, nil
+		return lwtNotApplied, nil
 	case ctx.Err() != nil:
-		return lwtUnknown, nil, ctx.Err()
-	case !retry.ClassifyError(err).MayHaveApplied():
-		return lwtNotApplied, nil, fmt.Errorf("keymigrate: lease: %w", err)
+		return lwtUnknown, ctx.Err()
+	case !l.s.Class(err).MayHaveApplied():
+		return lwtNotApplied, fmt.Errorf("keymigrate: lease: %w", err)
 	}
-	st, serr := settle.LWT(ctx, l.s, retry.Statement{CQL: cql, Values: values}, settle.After(settleWait))
+	outcome, serr := l.s.SettleLWT(ctx, cql, values, settleWait)
 	switch {
 	case serr != nil:
-		return lwtUnknown, nil, nil
-	case st.Outcome == settle.LWTApplied:
-		return lwtApplied, nil, nil
-	case st.Outcome == settle.LWTNotApplied:
-		return lwtNotApplied, nil, nil
+		return lwtUnknown, nil
+	case outcome == settle.LWTApplied:
+		return lwtApplied, nil
+	case outcome == settle.LWTNotApplied:
+		return lwtNotApplied, nil
 	}
-	return lwtUnknown, nil, nil
+	return lwtUnknown, nil
 }
 
 // claimRange tries to take range r for owner under a fresh lease id.
-func (l *leases) claimRange(ctx context.Context, r int, owner string, lease gocql.UUID, ttl int) (lwtResult, error) {
-	res, _, err := l.cas(ctx, l.claim, l.migration, r, owner, lease, time.Now().UTC(), ttl)
-	return res, err
+func (l *leases) claimRange(ctx context.Context, r int, owner string, lease [16]byte, ttl int) (lwtResult, error) {
+	return l.cas(ctx, l.claim, l.migration, r, owner, lease, time.Now().UTC(), ttl)
 }
 
 // renewRange extends the lease held under id old, moving it to id next; rows is the
 // progress recorded with it.
-func (l *leases) renewRange(ctx context.Context, r int, owner string, old, next gocql.UUID, rows int64, ttl int) (lwtResult, error) {
-	res, _, err := l.cas(ctx, l.renew, ttl, owner, next, rows, time.Now().UTC(), l.migration, r, old)
-	return res, err
+func (l *leases) renewRange(ctx context.Context, r int, owner string, old, next [16]byte, rows int64, ttl int) (lwtResult, error) {
+	return l.cas(ctx, l.renew, ttl, owner, next, rows, time.Now().UTC(), l.migration, r, old)
 }
 
 // finishRange marks range r done, if the lease id still holds it.
-func (l *leases) finishRange(ctx context.Context, r int, owner string, lease, next gocql.UUID, rows int64) (lwtResult, error) {
-	res, _, err := l.cas(ctx, l.done, owner, next, rows, time.Now().UTC(), l.migration, r, lease)
-	return res, err
+func (l *leases) finishRange(ctx context.Context, r int, owner string, lease, next [16]byte, rows int64) (lwtResult, error) {
+	return l.cas(ctx, l.done, owner, next, rows, time.Now().UTC(), l.migration, r, lease)
 }
 
 // releaseRange gives up the lease at once, so another worker need not wait for its TTL.
-func (l *leases) releaseRange(ctx context.Context, r int, lease gocql.UUID) (lwtResult, error) {
-	res, _, err := l.cas(ctx, l.release, l.migration, r, lease)
-	return res, err
+func (l *leases) releaseRange(ctx context.Context, r int, lease [16]byte) (lwtResult, error) {
+	return l.cas(ctx, l.release, l.migration, r, lease)
 }
 
 // logClaim records a claim's progress: a plain, idempotent write (pinned timestamp,
 // fixed values), each newer than the last from this process's clock.
-func (l *leases) logClaim(ctx context.Context, r int, claim gocql.UUID, owner, state string, rows int64) error {
-	q := l.s.Query(l.logAttempt, owner, state, rows, time.Now().UTC(), l.migration, r, claim.String())
-	if err := l.policy.Exec(ctx, q); err != nil {
+func (l *leases) logClaim(ctx context.Context, r int, claim [16]byte, owner, state string, rows int64) error {
+	if err := l.s.Write(ctx, l.logAttempt, []any{owner, state, rows, time.Now().UTC(), l.migration, r, uuidString(claim)}, 0, ""); err != nil {
 		return fmt.Errorf("keymigrate: log claim of range %d: %w", r, err)
 	}
 	return nil
@@ -292,37 +292,42 @@ func (l *leases) read(ctx context.Context, n int) ([]leaseRow, error) {
 		for r := lo; r < min(lo+group, n); r++ {
 			ids = append(ids, r)
 		}
-		iter := l.s.Query(l.all, l.migration, ids).WithContext(ctx).PageSize(1000).Iter()
-		var (
-			row          leaseRow
-			owner, state *string
-			rows         *int64
-			at           *time.Time
-			ttl          *int
-		)
-		for iter.Scan(&row.rng, &row.attempt, &owner, &state, &rows, &at, &ttl) {
-			r := leaseRow{rng: row.rng, attempt: row.attempt}
-			if owner != nil {
-				r.owner = *owner
+		var derr error
+		err := l.s.Iter(ctx, l.all, []any{l.migration, ids}, 1000, 7, func(c [][]byte) bool {
+			var r leaseRow
+			r.rng, derr = decodeInt(c[0])
+			r.attempt, r.owner, r.state = string(c[1]), string(c[2]), string(c[3])
+			if derr == nil && c[4] != nil {
+				r.rows, derr = decodeBigint(c[4])
 			}
-			if state != nil {
-				r.state = *state
+			if derr == nil && c[5] != nil {
+				r.updatedAt, derr = decodeTimestamp(c[5])
 			}
-			if rows != nil {
-				r.rows = *rows
-			}
-			if at != nil {
-				r.updatedAt = *at
-			}
-			if ttl != nil {
-				r.ttl = *ttl
+			if derr == nil && c[6] != nil {
+				r.ttl, derr = decodeInt(c[6])
 			}
 			out = append(out, r)
-			owner, state, rows, at, ttl = nil, nil, nil, nil, nil
+			return derr == nil
+		})
+		if err == nil {
+			err = derr
 		}
-		if err := iter.Close(); err != nil {
+		if err != nil {
 			return nil, fmt.Errorf("keymigrate: read leases of %q: %w", l.migration, err)
 		}
 	}
 	return out, nil
+}
+
+// uuidString formats a UUID as gocql's UUID.String does.
+func uuidString(u [16]byte) string {
+	const hex = "0123456789abcdef"
+	b := make([]byte, 0, 36)
+	for i, c := range u {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			b = append(b, '-')
+		}
+		b = append(b, hex[c>>4], hex[c&0xf])
+	}
+	return string(b)
 }

@@ -158,7 +158,7 @@ type checkpoint struct {
 // UDT's write times or TTLs, a table with one is a *table.UnsupportedError
 // (table.ErrUnsupported) naming the column, returned before anything is read or
 // written; other column types copy as on 5.0.
-func (m *Migration) Backfill(ctx context.Context, opts ...BackfillOption) (Progress, error) {
+func (m *Migration[TI, U]) Backfill(ctx context.Context, opts ...BackfillOption) (Progress, error) {
 	c := backfillDefaults()
 	for _, o := range opts {
 		if o == nil {

@@ -2,25 +2,21 @@ package keymigrate
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 
-	"github.com/gocql/gocql"
-
-	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
-	"github.com/cqlsafe/cqlsafe/retry"
-	"github.com/cqlsafe/cqlsafe/table"
+	"github.com/cqlsafe/cqlsafe/internal/core/cqltype"
+	"github.com/cqlsafe/cqlsafe/internal/core/table"
 )
 
 // scan holds the scan and copy statements of a migration.
-type scan struct {
+type scan[TI any] struct {
 	cql     string
-	cols    []table.Column // key columns, then value columns
+	cols    []table.Column[TI] // key columns, then value columns
+	trees   []cqltype.Type     // their types' shapes
 	nKey    int
-	newCols []table.Column
+	newCols []table.Column[TI]
 	// lists are the non-frozen list value columns (index among value columns) that
 	// are regular in the new table, listWT reads their MAXWRITETIME there by new key;
 	// staticLists and staticListWT the same for static ones, by new partition key.
@@ -32,9 +28,9 @@ type scan struct {
 	static []int
 }
 
-func (m *Migration) scanner() (scan, error) {
+func (m *Migration[TI, U]) scanner() (scan[TI], error) {
 	keyCols := m.old.KeyColumns()
-	sc := scan{cols: keyCols, nKey: len(keyCols), newCols: m.new.Columns()}
+	sc := scan[TI]{cols: keyCols, nKey: len(keyCols), newCols: m.new.Columns()}
 	names := make([]string, 0, len(keyCols)+len(m.values))
 	for _, c := range keyCols {
 		names = append(names, c.Name)
@@ -49,7 +45,7 @@ func (m *Migration) scanner() (scan, error) {
 			sc.static = append(sc.static, j)
 		}
 		switch {
-		case !isList(c):
+		case !m.isList(c):
 		case nc.Role == table.Static:
 			sc.staticLists = append(sc.staticLists, j)
 			staticLists = append(staticLists, name)
@@ -57,6 +53,9 @@ func (m *Migration) scanner() (scan, error) {
 			sc.lists = append(sc.lists, j)
 			lists = append(lists, name)
 		}
+	}
+	for _, c := range sc.cols {
+		sc.trees = append(sc.trees, m.drv.TreeOf(c.Type))
 	}
 	// Key columns by value; each value column with its (MAX)WRITETIME and TTL(s).
 	var err error
@@ -95,7 +94,7 @@ func collectionTTL(ttls []*int) int {
 // second copy at the same timestamp would append the elements again, and an older copy
 // is shadowed anyway. A static list is read by partition key (Cassandra refuses a
 // clustering restriction on a read of static columns alone).
-func (m *Migration) copiedLists(ctx context.Context, sc scan, newKey []any, wts []*int64) (map[int]bool, error) {
+func (m *Migration[TI, U]) copiedLists(ctx context.Context, sc scan[TI], newKey []any, wts []*int64) (map[int]bool, error) {
 	var skip map[int]bool
 	for _, q := range []struct {
 		cols []int
@@ -109,18 +108,19 @@ func (m *Migration) copiedLists(ctx context.Context, sc scan, newKey []any, wts 
 		if !need {
 			continue
 		}
-		have := make([]*int64, len(q.cols))
-		dest := make([]any, len(have))
-		for i := range have {
-			dest[i] = &have[i]
-		}
 		keyArgs, err := m.new.KeyArgs(q.key)
 		if err != nil {
 			return nil, err
 		}
-		err = m.s.Query(q.cql, keyArgs...).WithContext(ctx).Idempotent(true).Scan(dest...)
-		if errors.Is(err, gocql.ErrNotFound) {
+		cells, found, err := m.s.Row(ctx, q.cql, keyArgs, len(q.cols), false)
+		if !found && err == nil {
 			continue
+		}
+		have := make([]*int64, len(q.cols))
+		for i := range have {
+			if err == nil {
+				have[i], err = optBigint(cells[i])
+			}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("keymigrate: read list write times in %s.%s: %w", m.new.Keyspace, m.new.Name, err)
@@ -141,7 +141,7 @@ func (m *Migration) copiedLists(ctx context.Context, sc scan, newKey []any, wts 
 // writer goroutine needs, copied out of the scan's buffers.
 type rowCopy struct {
 	newKey   []any
-	raw      map[string]cqlvalue.Raw
+	raw      map[string][]byte
 	wts      []*int64
 	ttls     []*int   // scalars
 	elemTTLs [][]*int // collections
@@ -153,30 +153,18 @@ type rowCopy struct {
 // the scan; the writes in flight then end (with ctx, not cancelled by the error) before
 // it is returned. A range copied without error was copied whole: a ctx ended midway is
 // an error, whatever the scan had read by then.
-func (m *Migration) copyRange(ctx context.Context, sc scan, c backfillConfig, r int, lim *limiter, check func(newKey, oldKey []byte) error, written *atomic.Int64) (int64, int64, error) {
+func (m *Migration[TI, U]) copyRange(ctx context.Context, sc scan[TI], c backfillConfig, r int, lim *limiter, check func(newKey, oldKey []byte) error, written *atomic.Int64) (int64, int64, error) {
 	scanCtx, stopScan := context.WithCancel(ctx)
 	defer stopScan()
 	lo, hi := tokenRange(r, c.ranges)
-	iter := m.s.Query(sc.cql, lo, hi).WithContext(scanCtx).PageSize(c.pageSize).Idempotent(true).Iter()
-	nVal := len(sc.cols) - sc.nKey
-	dest := make([]any, 0, sc.nKey+3*nVal)
-	// Every column is read in its serialised form (cqlvalue.Scan) and value columns
-	// are copied so, byte for byte: an empty blob stays empty, a vector or UDT needs no
-	// Go type. The Transform sees them decoded.
-	vals := make([]*cqlvalue.Scan, len(sc.cols))
-	wts := make([]*int64, nVal)
-	ttls := make([]*int, nVal)
-	elemTTLs := make([][]*int, nVal)
-	for i, col := range sc.cols {
-		vals[i] = cqlvalue.NewScan(col.Type)
-		dest = vals[i].Dest(dest)
+	// Every column is read in its serialised form and value columns are copied so,
+	// byte for byte: an empty blob stays empty, a vector or UDT needs no Go type. The
+	// Transform sees them decoded.
+	n := 0
+	for i, tree := range sc.trees {
+		n += width(tree)
 		if i >= sc.nKey {
-			j := i - sc.nKey
-			if col.Collection {
-				dest = append(dest, &wts[j], &elemTTLs[j])
-			} else {
-				dest = append(dest, &wts[j], &ttls[j])
-			}
+			n += 2 // (MAX)WRITETIME, TTL(s)
 		}
 	}
 	var (
@@ -194,27 +182,21 @@ func (m *Migration) copyRange(ctx context.Context, sc scan, c backfillConfig, r 
 	fail := func(err error) {
 		once.Do(func() { firstErr = err; stopScan() })
 	}
-scan:
-	for iter.Scan(dest...) {
+	closeErr := m.s.Iter(scanCtx, sc.cql, []any{lo, hi}, c.pageSize, n, func(cells [][]byte) bool {
 		if err := lim.wait(scanCtx); err != nil {
 			fail(err)
-			break
+			return false
 		}
-		rc, err := m.readRow(sc, vals, wts, ttls, elemTTLs, check, staticDone)
-		// The scan allocates every value anew (cqlvalue.Raw, *int64, []*int): the row
-		// keeps them, and the next Scan starts from nil.
-		for j := range wts {
-			wts[j], ttls[j], elemTTLs[j] = nil, nil, nil
-		}
+		rc, err := m.readRow(sc, cells, check, staticDone)
 		if err != nil {
 			fail(err)
-			break
+			return false
 		}
 		select {
 		case slots <- struct{}{}:
 		case <-scanCtx.Done():
 			fail(scanCtx.Err()) // the range is not copied whole: an error, never "done"
-			break scan
+			return false
 		}
 		wg.Add(1)
 		go func() {
@@ -231,8 +213,8 @@ scan:
 				written.Add(1)
 			}
 		}()
-	}
-	closeErr := iter.Close()
+		return true
+	})
 	wg.Wait()
 	switch {
 	case firstErr != nil:
@@ -243,21 +225,52 @@ scan:
 	return rows.Load(), writes.Load(), nil
 }
 
-// readRow turns the scanned row into a rowCopy: decodes it, computes its new key and
-// passes both keys to check.
-func (m *Migration) readRow(sc scan, vals []*cqlvalue.Scan, wts []*int64, ttls []*int, elemTTLs [][]*int,
+// readRow turns the scanned row (each destination's bytes) into a rowCopy: decodes it,
+// computes its new key and passes both keys to check.
+func (m *Migration[TI, U]) readRow(sc scan[TI], cells [][]byte,
 	check func(newKey, oldKey []byte) error, staticDone map[string]bool) (rowCopy, error) {
+	nVal := len(sc.cols) - sc.nKey
 	row := make(map[string]any, len(sc.cols))
-	raw := make(map[string]cqlvalue.Raw, len(sc.cols))
+	raw := make(map[string][]byte, len(sc.cols))
+	wts := make([]*int64, nVal)
+	ttls := make([]*int, nVal)
+	elemTTLs := make([][]*int, nVal)
+	vals := make([][]byte, len(sc.cols))
+	for i, col := range sc.cols {
+		w := width(sc.trees[i])
+		if len(cells) < w {
+			return rowCopy{}, fmt.Errorf("keymigrate: scan of %s.%s: short row", m.old.Keyspace, m.old.Name)
+		}
+		vals[i], cells = value(sc.trees[i], cells[:w]), cells[w:]
+		if i < sc.nKey {
+			continue
+		}
+		j := i - sc.nKey
+		if len(cells) < 2 {
+			return rowCopy{}, fmt.Errorf("keymigrate: scan of %s.%s: short row", m.old.Keyspace, m.old.Name)
+		}
+		var err error
+		if wts[j], err = optBigint(cells[0]); err == nil {
+			if col.Collection {
+				elemTTLs[j], err = intList(cells[1])
+			} else {
+				ttls[j], err = optInt(cells[1])
+			}
+		}
+		if err != nil {
+			return rowCopy{}, fmt.Errorf("keymigrate: column %s: write time or TTL: %w", col.Name, err)
+		}
+		cells = cells[2:]
+	}
 	for i, col := range sc.cols {
 		if i >= sc.nKey && wts[i-sc.nKey] == nil {
 			continue // null cell: nothing to copy
 		}
-		b := vals[i].Bytes()
+		b := vals[i]
 		if b == nil {
-			b = cqlvalue.Raw{} // a key is never NULL: an empty value (a blob 0x)
+			b = []byte{} // a key is never NULL: an empty value (a blob 0x)
 		}
-		v, err := cqlvalue.Unmarshal(col.Type, b)
+		v, err := m.drv.Unmarshal(col.Type, b)
 		if err != nil {
 			if i < sc.nKey {
 				return rowCopy{}, fmt.Errorf("keymigrate: column %s: %w", col.Name, err)
@@ -299,12 +312,12 @@ func (m *Migration) readRow(sc scan, vals []*cqlvalue.Scan, wts []*int64, ttls [
 		}
 		staticDone[string(pk)] = true
 	}
-	return rowCopy{newKey: newKey, raw: raw, wts: slices.Clone(wts), ttls: slices.Clone(ttls), elemTTLs: slices.Clone(elemTTLs)}, nil
+	return rowCopy{newKey: newKey, raw: raw, wts: wts, ttls: ttls, elemTTLs: elemTTLs}, nil
 }
 
 // writeRow writes one row into the new table: one INSERT per distinct (write time, TTL)
 // among its cells. It returns the INSERTs sent.
-func (m *Migration) writeRow(ctx context.Context, sc scan, rc rowCopy) (int64, error) {
+func (m *Migration[TI, U]) writeRow(ctx context.Context, sc scan[TI], rc rowCopy) (int64, error) {
 	nVal := len(sc.cols) - sc.nKey
 	skip, err := m.copiedLists(ctx, sc, rc.newKey, rc.wts)
 	if err != nil {
@@ -351,15 +364,15 @@ func (m *Migration) writeRow(ctx context.Context, sc scan, rc rowCopy) (int64, e
 			case i < len(rc.newKey):
 				args = append(args, rc.newKey[i])
 			case in[col.Name]:
-				args = append(args, rc.raw[col.Name])
+				args = append(args, m.drv.RawOf(rc.raw[col.Name]))
 				list = list || m.lists[col.Name]
 			default:
-				args = append(args, gocql.UnsetValue)
+				args = append(args, m.drv.Unset())
 			}
 		}
 		// UNSET, not 0, when there is no TTL to carry: an explicit 0 would override
 		// the new table's default_time_to_live; UNSET inherits it.
-		var ttl any = gocql.UnsetValue
+		var ttl any = m.drv.Unset()
 		if st.ttl > 0 {
 			ttl = st.ttl
 		}
@@ -371,11 +384,11 @@ func (m *Migration) writeRow(ctx context.Context, sc scan, rc rowCopy) (int64, e
 		args = append(args, ttl, st.ts)
 		// The timestamp is in the statement (USING TIMESTAMP): pinned by construction.
 		// A copy that carries a non-frozen list is sent once, never re-sent.
-		opts := []retry.ExecOption{retry.AtTimestamp(st.ts)}
+		why := ""
 		if list {
-			opts = append(opts, retry.NotRepeatable(listReason))
+			why = listReason
 		}
-		if err := m.policy.Exec(ctx, m.s.Query(insert, args...), opts...); err != nil {
+		if err := m.s.Write(ctx, insert, args, st.ts, why); err != nil {
 			return writes, fmt.Errorf("keymigrate: copy into %s.%s: %w", m.new.Keyspace, m.new.Name, err)
 		}
 		writes++

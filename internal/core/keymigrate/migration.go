@@ -8,11 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gocql/gocql"
-
-	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
-	"github.com/cqlsafe/cqlsafe/retry"
-	"github.com/cqlsafe/cqlsafe/table"
+	"github.com/cqlsafe/cqlsafe/internal/core/cqltype"
+	"github.com/cqlsafe/cqlsafe/internal/core/table"
 )
 
 // Sentinels; nothing is written when one is returned for bad input.
@@ -27,40 +24,22 @@ var (
 // It must be a pure function of the old row and must be injective.
 type Transform func(old map[string]any) (newKey map[string]any, err error)
 
-// Migration moves a table to a new key format.
-type Migration struct {
+// Migration moves a table to a new key format; TI is the driver's type description, U
+// its UUID.
+type Migration[TI any, U ~[16]byte] struct {
 	ID        string
-	s         *gocql.Session
-	old, new  *table.Table
+	s         Session // its policy's clock stamps dual writes and deletes
+	drv       table.Driver[TI]
+	old, new  *table.Table[TI]
 	transform Transform
-	policy    *retry.Policy // its clock stamps dual writes and deletes
 
 	values []string // non-key columns, shared by both tables, sorted
 	lists  map[string]bool
 }
 
-// Option configures a Migration.
-type Option func(*Migration) error
-
-// WithRetryPolicy retries writes through p and stamps them with timestamps from p's
-// clock (default retry.NewPolicy()). p must be valid (retry.Policy.Err).
-func WithRetryPolicy(p *retry.Policy) Option {
-	return func(m *Migration) error {
-		if p == nil {
-			return errors.New("keymigrate: nil retry policy")
-		}
-		if err := p.Err(); err != nil {
-			return fmt.Errorf("keymigrate: %w", err)
-		}
-		m.policy = p
-		return nil
-	}
-}
-
-// New checks that old and new (described with table.Describe) have the same
-// non-key columns with the same types, and returns the migration. id names it in
-// checkpoints.
-func New(s *gocql.Session, id string, old, new *table.Table, transform Transform, opts ...Option) (*Migration, error) {
+// New checks that old and new have the same non-key columns with the same types, and
+// returns the migration (see the adapters' New). s is built with the chosen policy.
+func New[TI any, U ~[16]byte](drv table.Driver[TI], s Session, id string, old, new *table.Table[TI], transform Transform) (*Migration[TI, U], error) {
 	switch {
 	case s == nil:
 		return nil, errors.New("keymigrate: nil session")
@@ -83,19 +62,10 @@ func New(s *gocql.Session, id string, old, new *table.Table, transform Transform
 			return nil, fmt.Errorf("%w: column %s is %s in the old table, %s in the new", ErrColumnMismatch, oldVals[i].Name, oldVals[i].CQLType, newVals[i].CQLType)
 		}
 	}
-	m := &Migration{ID: id, s: s, old: old, new: new, transform: transform,
-		policy: retry.NewPolicy(), values: names(oldVals)}
-	for _, o := range opts {
-		if o == nil {
-			continue
-		}
-		if err := o(m); err != nil {
-			return nil, err
-		}
-	}
+	m := &Migration[TI, U]{ID: id, s: s, drv: drv, old: old, new: new, transform: transform, values: names(oldVals)}
 	m.lists = map[string]bool{}
 	for _, c := range oldVals {
-		if isList(c) {
+		if m.isList(c) {
 			m.lists[c.Name] = true
 		}
 	}
@@ -105,18 +75,18 @@ func New(s *gocql.Session, id string, old, new *table.Table, transform Transform
 // isList reports a non-frozen list: whole-list assignment of one is not idempotent
 // (Cassandra keys each element by a TimeUUID from the server's clock, so a repeat at
 // the same timestamp appends a second copy).
-func isList(c table.Column) bool {
-	return c.Collection && c.Type != nil && c.Type.Type() == gocql.TypeList
+func (m *Migration[TI, U]) isList(c table.Column[TI]) bool {
+	return c.Collection && m.drv.TreeOf(c.Type).Kind == cqltype.List
 }
 
 // valueColumns are the regular and static columns, by name.
-func valueColumns(t *table.Table) []table.Column {
+func valueColumns[TI any](t *table.Table[TI]) []table.Column[TI] {
 	out := append(slices.Clone(t.Static), t.Regular...)
-	slices.SortFunc(out, func(a, b table.Column) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b table.Column[TI]) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
-func names(cs []table.Column) []string {
+func names[TI any](cs []table.Column[TI]) []string {
 	out := make([]string, len(cs))
 	for i, c := range cs {
 		out[i] = c.Name
@@ -125,7 +95,7 @@ func names(cs []table.Column) []string {
 }
 
 // newKey applies the transform and validates its result against the new table's key.
-func (m *Migration) newKey(old map[string]any) ([]any, error) {
+func (m *Migration[TI, U]) newKey(old map[string]any) ([]any, error) {
 	nk, err := m.transform(old)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidKey, err)
@@ -144,8 +114,8 @@ func (m *Migration) newKey(old map[string]any) ([]any, error) {
 
 // absent reports "no value": nil, UNSET, or a nil pointer, slice, map or interface. Such
 // values are bound as UNSET, never NULL: NULL would write a tombstone.
-func absent(v any) bool {
-	if v == nil || v == gocql.UnsetValue {
+func absent(v, unset any) bool {
+	if v == nil || v == unset {
 		return true
 	}
 	// Through pointers: gocql binds a pointer to a nil slice or map as NULL too.
@@ -167,8 +137,8 @@ func absent(v any) bool {
 
 // nonEmpty reports whether a value given for a list column writes elements: anything
 // but an absent value or an empty slice or array (which only clears the list).
-func nonEmpty(v any) bool {
-	if absent(v) {
+func nonEmpty(v, unset any) bool {
+	if absent(v, unset) {
 		return false
 	}
 	rv := reflect.ValueOf(v)
@@ -186,9 +156,9 @@ func nonEmpty(v any) bool {
 }
 
 // carriesList reports whether a row writes elements into a non-frozen list column.
-func (m *Migration) carriesList(row map[string]any) bool {
+func (m *Migration[TI, U]) carriesList(row map[string]any) bool {
 	for name := range m.lists {
-		if nonEmpty(row[name]) {
+		if nonEmpty(row[name], m.drv.Unset()) {
 			return true
 		}
 	}
@@ -202,7 +172,7 @@ const listReason = "carries a non-empty non-frozen list (a repeat appends anothe
 // rowArgs orders a row's values for t.Insert: every column, absent ones UNSET. Not
 // t.Values: a dual write is an upsert, where an empty non-frozen collection clears the
 // column (Values leaves it UNSET, right for an overwrite, whose delete clears it).
-func rowArgs(t *table.Table, row map[string]any, key []any) []any {
+func rowArgs[TI any](drv table.Driver[TI], t *table.Table[TI], row map[string]any, key []any) []any {
 	cols := t.Columns()
 	args := make([]any, len(cols), len(cols)+1)
 	nKey := len(t.PartitionKey) + len(t.Clustering)
@@ -212,16 +182,14 @@ func rowArgs(t *table.Table, row map[string]any, key []any) []any {
 			continue
 		}
 		v, ok := row[c.Name]
-		if !ok || absent(v) {
-			args[i] = gocql.UnsetValue
+		if !ok || absent(v, drv.Unset()) {
+			args[i] = drv.Unset()
 			continue
 		}
-		if vt, ok := c.Type.(cqlvalue.VectorType); ok {
-			// gocql v1.7.0 marshals a vector only through a Marshaler: bind its bytes.
-			// (Values checked that it encodes.)
-			if b, err := cqlvalue.Marshal(vt, v); err == nil {
-				v = cqlvalue.Raw(b)
-			}
+		// gocql v1.7.0 marshals a vector only through a Marshaler: the driver binds
+		// its bytes. (Values checked that it encodes.)
+		if b, err := drv.Bind(c.Type, v); err == nil {
+			v = b
 		}
 		args[i] = v
 	}
@@ -237,7 +205,7 @@ func rowArgs(t *table.Table, row map[string]any, key []any) []any {
 // retried (a repeat would duplicate the list): when its outcome is unknown the error is
 // an *retry.OutcomeUnknownError that matches retry.ErrNotIdempotent. Read the row
 // before writing it again.
-func (m *Migration) DualWrite(ctx context.Context, row map[string]any) (int64, error) {
+func (m *Migration[TI, U]) DualWrite(ctx context.Context, row map[string]any) (int64, error) {
 	if _, err := m.old.KeyValues(row); err != nil {
 		return 0, err
 	}
@@ -251,23 +219,20 @@ func (m *Migration) DualWrite(ctx context.Context, row map[string]any) (int64, e
 		return 0, err
 	}
 	// A tuple column is bound element by element, and left out when not given.
-	oldIns, oldArgs, err := m.old.InsertRow(table.UsingTimestamp, rowArgs(m.old, row, nil))
+	oldIns, oldArgs, err := m.old.InsertRow(table.UsingTimestamp, rowArgs(m.drv, m.old, row, nil))
 	if err != nil {
 		return 0, err
 	}
-	newIns, newArgs, err := m.new.InsertRow(table.UsingTimestamp, rowArgs(m.new, row, key))
+	newIns, newArgs, err := m.new.InsertRow(table.UsingTimestamp, rowArgs(m.drv, m.new, row, key))
 	if err != nil {
 		return 0, err
 	}
-	ts := m.policy.Clock().Next()
-	b := m.s.NewBatch(gocql.LoggedBatch)
-	b.Query(oldIns, append(oldArgs, ts)...)
-	b.Query(newIns, append(newArgs, ts)...)
-	opts := []retry.ExecOption{retry.AtTimestamp(ts)}
+	ts := m.s.Clock().Next()
+	why := ""
 	if m.carriesList(row) {
-		opts = append(opts, retry.NotRepeatable(listReason))
+		why = listReason
 	}
-	err = m.policy.ExecBatch(ctx, m.s, b, opts...)
+	err = m.s.Batch(ctx, []Stmt{{oldIns, append(oldArgs, ts)}, {newIns, append(newArgs, ts)}}, ts, why)
 	if err != nil {
 		return ts, fmt.Errorf("keymigrate: dual write: %w", err)
 	}
@@ -283,7 +248,7 @@ func (m *Migration) DualWrite(ctx context.Context, row map[string]any) (int64, e
 // row with clustering columns is deleted as a row (static columns stay); without, the
 // partition is deleted. The delete is idempotent and retried. A backfill copy of the
 // row carries the source's older WRITETIME, so it never resurrects a deleted row.
-func (m *Migration) DualDelete(ctx context.Context, row map[string]any) (int64, error) {
+func (m *Migration[TI, U]) DualDelete(ctx context.Context, row map[string]any) (int64, error) {
 	oldKey, err := m.old.KeyValues(row)
 	if err != nil {
 		return 0, fmt.Errorf("keymigrate: dual delete: %w", err)
@@ -305,11 +270,8 @@ func (m *Migration) DualDelete(ctx context.Context, row map[string]any) (int64, 
 	if err != nil {
 		return 0, err
 	}
-	ts := m.policy.Clock().Next()
-	b := m.s.NewBatch(gocql.LoggedBatch)
-	b.Query(m.old.DeleteRow(), append([]any{ts}, oldArgs...)...)
-	b.Query(m.new.DeleteRow(), append([]any{ts}, newArgs...)...)
-	if err := m.policy.ExecBatch(ctx, m.s, b, retry.AtTimestamp(ts)); err != nil {
+	ts := m.s.Clock().Next()
+	if err := m.s.Batch(ctx, []Stmt{{m.old.DeleteRow(), append([]any{ts}, oldArgs...)}, {m.new.DeleteRow(), append([]any{ts}, newArgs...)}}, ts, ""); err != nil {
 		return ts, fmt.Errorf("keymigrate: dual delete: %w", err)
 	}
 	return ts, nil

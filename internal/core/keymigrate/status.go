@@ -55,12 +55,12 @@ func (s Status) String() string {
 // Status reads the progress of the migration's multi-worker backfill (RunWorker) from
 // its lease table (LeaseTable; the other options are checked and ignored). A migration
 // no worker has started is ErrNotStarted.
-func (m *Migration) Status(ctx context.Context, opts ...WorkerOption) (Status, error) {
+func (m *Migration[TI, U]) Status(ctx context.Context, opts ...WorkerOption) (Status, error) {
 	c, err := m.workerOptions(opts)
 	if err != nil {
 		return Status{}, err
 	}
-	l, err := newLeases(m, c.leaseKeyspace, c.leaseTable)
+	l, err := newLeases(m.s, m.ID, c.leaseKeyspace, c.leaseTable)
 	if err != nil {
 		return Status{}, err
 	}
