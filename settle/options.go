@@ -20,9 +20,10 @@ func options(opts []Option) (config, error) {
 }
 
 // At sets the consistency Write reads write times at (default QUORUM). ALL is the only
-// level at which "not visible" speaks for every replica; see Write.
+// level at which "not visible" speaks for every replica; see Write. ANY, SERIAL and
+// LOCAL_SERIAL are refused.
 func At(c gocql.Consistency) Option {
-	return core.At[gocql.Consistency, gocql.SerialConsistency](c, c != gocql.Any && c <= gocql.LocalOne)
+	return core.At[gocql.Consistency, gocql.SerialConsistency](c, c != gocql.Any && c != gocql.Consistency(gocql.Serial) && c != gocql.Consistency(gocql.LocalSerial) && c <= gocql.LocalOne)
 }
 
 // Serial sets the serial consistency LWT reads at: gocql.Serial (the default) or

@@ -50,7 +50,8 @@ func (src source) Lookup(keyspace, name string) (cols []core.ColumnDef[gocql.Typ
 }
 
 func (src source) Query(ctx context.Context, cql string, args, dest []any, row func()) error {
-	iter := src.s.Query(cql, args...).WithContext(ctx).Idempotent(true).Iter()
+	// ONE, whatever the session's default (ANY cannot read): system tables are local.
+	iter := src.s.Query(cql, args...).WithContext(ctx).Consistency(gocql.One).Idempotent(true).Iter()
 	for iter.Scan(dest...) {
 		row()
 	}

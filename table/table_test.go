@@ -269,7 +269,7 @@ func TestTableValues(t *testing.T) {
 
 func TestTableDescribeRejectsBeforeSending(t *testing.T) {
 	ctx := context.Background()
-	for _, tc := range [][2]string{{"", "t"}, {"ks", ""}, {"ks", `t"; DROP TABLE t; --`}, {"ks", strings.Repeat("x", 49)}} {
+	for _, tc := range [][2]string{{"", "t"}, {"ks", ""}, {"ks", `t"; DROP TABLE t; --`}, {"ks", strings.Repeat("x", 223)}, {strings.Repeat("k", 49), "t"}} {
 		if _, err := Describe(ctx, nil, tc[0], tc[1]); !errors.Is(err, ErrInvalidName) {
 			t.Errorf("Describe(%q, %q) = %v", tc[0], tc[1], err)
 		}

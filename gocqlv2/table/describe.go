@@ -62,7 +62,8 @@ func (src source) Lookup(keyspace, name string) (cols []core.ColumnDef[gocql.Typ
 }
 
 func (src source) Query(ctx context.Context, cql string, args, dest []any, row func()) error {
-	iter := src.s.Query(cql, args...).Idempotent(true).IterContext(ctx)
+	// ONE, whatever the session's default (ANY cannot read): system tables are local.
+	iter := src.s.Query(cql, args...).Consistency(gocql.One).Idempotent(true).IterContext(ctx)
 	for iter.Scan(dest...) {
 		row()
 	}

@@ -36,6 +36,20 @@ func Quote(name string) string {
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 }
 
+// MaxTableNameLength is the longest table name cqlsafe reads a table by: Cassandra 5.0
+// takes table names longer than MaxIdentifierLength (the name and its 32-digit id make
+// the data directory's name: 255 − 33), and a table that exists must be describable.
+const MaxTableNameLength = 222
+
+// ValidTableName is ValidName for the name of an existing table: up to
+// MaxTableNameLength characters.
+func ValidTableName(name string) error {
+	if len(name) > MaxIdentifierLength && len(name) <= MaxTableNameLength {
+		return ValidName(name[:MaxIdentifierLength])
+	}
+	return ValidName(name)
+}
+
 // QuoteQualified returns "keyspace"."table", or "table" when keyspace is empty.
 func QuoteQualified(keyspace, table string) string {
 	if keyspace == "" {

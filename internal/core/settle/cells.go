@@ -86,6 +86,15 @@ func canonical(typ cqltype.Type, b []byte, multi bool) []byte {
 		return b
 	}
 	slices.SortFunc(elems, bytes.Compare)
+	if t == cqltype.Set {
+		// Cassandra keeps one of equal elements: a bound []string{"a", "a"} is {'a'}.
+		elems = slices.CompactFunc(elems, bytes.Equal)
+		out := binary.BigEndian.AppendUint32(nil, uint32(len(elems)))
+		for _, e := range elems {
+			out = append(out, e...)
+		}
+		return out
+	}
 	out := append([]byte(nil), b[:4]...)
 	for _, e := range elems {
 		out = append(out, e...)

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -448,10 +449,19 @@ func literalValue(tm *term, typ cqltype.Type) (any, error) {
 		if n, ok := new(big.Int).SetString(raw, 10); ok && !str {
 			return n, nil
 		}
-	case "float", "double":
+	case "float":
+		// Parsed once as a float32 (as Java's Float.parseFloat), not rounded twice
+		// through a float64; NaN as Java's canonical NaN, the bits Cassandra stores.
+		if f, err := strconv.ParseFloat(raw, 32); err == nil && !str {
+			if f != f {
+				return math.Float32frombits(0x7fc00000), nil
+			}
+			return float32(f), nil
+		}
+	case "double":
 		if f, err := strconv.ParseFloat(raw, 64); err == nil && !str {
-			if native == "float" {
-				return float32(f), nil
+			if f != f {
+				return math.Float64frombits(0x7ff8000000000000), nil
 			}
 			return f, nil
 		}

@@ -44,7 +44,7 @@ func Describe[TI any](ctx context.Context, drv Driver[TI], src Source[TI], keysp
 	if err := cqltext.ValidName(keyspace); err != nil {
 		return nil, &Error{Err: ErrInvalidName, Keyspace: keyspace, Table: name, Row: -1, Detail: err.Error()}
 	}
-	if err := cqltext.ValidName(name); err != nil {
+	if err := cqltext.ValidTableName(name); err != nil {
 		return nil, &Error{Err: ErrInvalidName, Keyspace: keyspace, Table: name, Row: -1, Detail: err.Error()}
 	}
 	if src == nil {
