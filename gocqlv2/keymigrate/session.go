@@ -1,0 +1,125 @@
+package keymigrate
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"github.com/cqlsafe/cqlsafe/gocqlv2/clientid"
+	"github.com/cqlsafe/cqlsafe/gocqlv2/internal/cqlvalue"
+	"github.com/cqlsafe/cqlsafe/gocqlv2/retry"
+	"github.com/cqlsafe/cqlsafe/gocqlv2/settle"
+	"github.com/cqlsafe/cqlsafe/internal/core/decision"
+	core "github.com/cqlsafe/cqlsafe/internal/core/keymigrate"
+	coresettle "github.com/cqlsafe/cqlsafe/internal/core/settle"
+)
+
+// session is a v2 session and the migration's retry policy for core.Migration.
+type session struct {
+	s *gocql.Session
+	m *Migration // its policy, as the options left it
+}
+
+// cellsOf returns n fresh raw destinations (the caller keeps their bytes).
+func cellsOf(n int) ([]cqlvalue.Raw, []any) {
+	cells := make([]cqlvalue.Raw, n)
+	dest := make([]any, n)
+	for i := range cells {
+		dest[i] = &cells[i]
+	}
+	return cells, dest
+}
+
+func bytesOf(cells []cqlvalue.Raw) [][]byte {
+	out := make([][]byte, len(cells))
+	for i, c := range cells {
+		out[i] = c
+	}
+	return out
+}
+
+func (x *session) Iter(ctx context.Context, q string, args []any, pageSize, n int, row func([][]byte) bool) error {
+	iter := x.s.Query(q, args...).PageSize(pageSize).Idempotent(true).IterContext(ctx)
+	for {
+		cells, dest := cellsOf(n)
+		if !iter.Scan(dest...) || !row(bytesOf(cells)) {
+			break
+		}
+	}
+	return iter.Close()
+}
+
+func (x *session) Row(ctx context.Context, q string, args []any, n int, serial bool) ([][]byte, bool, error) {
+	cells, dest := cellsOf(n)
+	qry := x.s.Query(q, args...).Idempotent(true)
+	if serial {
+		qry = qry.Consistency(gocql.Serial)
+	}
+	err := qry.ScanContext(ctx, dest...)
+	if errors.Is(err, gocql.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return bytesOf(cells), true, nil
+}
+
+func (x *session) Exec(ctx context.Context, q string, args []any) error {
+	return x.s.Query(q, args...).ExecContext(ctx)
+}
+
+func (x *session) HasTable(keyspace, name string) bool {
+	km, err := x.s.KeyspaceMetadata(keyspace)
+	return err == nil && km.Tables[name] != nil
+}
+
+func (x *session) AwaitSchemaAgreement(ctx context.Context) error {
+	return x.s.AwaitSchemaAgreement(ctx)
+}
+
+func execOptions(ts int64, notRepeatable string) []retry.ExecOption {
+	var opts []retry.ExecOption
+	if ts != 0 {
+		opts = append(opts, retry.AtTimestamp(ts))
+	}
+	if notRepeatable != "" {
+		opts = append(opts, retry.NotRepeatable(notRepeatable))
+	}
+	return opts
+}
+
+func (x *session) Write(ctx context.Context, q string, args []any, ts int64, notRepeatable string) error {
+	return x.m.policy.Exec(ctx, x.s.Query(q, args...), execOptions(ts, notRepeatable)...)
+}
+
+func (x *session) Batch(ctx context.Context, stmts []core.Stmt, ts int64, notRepeatable string) error {
+	b := x.s.Batch(gocql.LoggedBatch)
+	for _, st := range stmts {
+		b.Query(st.CQL, st.Args...)
+	}
+	return x.m.policy.ExecBatch(ctx, x.s, b, execOptions(ts, notRepeatable)...)
+}
+
+func (x *session) CAS(ctx context.Context, q string, args []any) (bool, error) {
+	return x.s.Query(q, args...).MapScanCASContext(ctx, map[string]any{})
+}
+
+func (x *session) SettleLWT(ctx context.Context, q string, args []any, after time.Duration) (coresettle.LWTOutcome, error) {
+	st, err := settle.LWT(ctx, x.s, retry.Statement{CQL: q, Values: args}, settle.After(after))
+	return st.Outcome, err
+}
+
+func (x *session) Class(err error) decision.ErrorClass { return retry.ClassifyError(err) }
+
+func (x *session) RequestError(err error) (int, string, bool) {
+	var re gocql.RequestError
+	if !errors.As(err, &re) {
+		return 0, "", false
+	}
+	return re.Code(), re.Message(), true
+}
+
+func (x *session) Clock() *clientid.Clock { return x.m.policy.Clock() }
