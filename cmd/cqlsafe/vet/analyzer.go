@@ -94,7 +94,7 @@ type checker struct {
 	parents  map[ast.Node]ast.Node
 	uses     map[types.Object][]*ast.Ident
 	ignores  map[string]map[int][]string // file → line → rules
-	cluster  policyState                 // the package's gocql ClusterConfig retry policy
+	clusters map[string]policyState      // the package's ClusterConfig retry policy, per driver package
 	toCql    map[types.Object]string     // stmt, names := <qb>.ToCql()
 	reported map[string]bool
 	policy   *retry.Policy // judges every statement: the library's verdict, not a copy
@@ -135,7 +135,7 @@ func run(pass *analysis.Pass, sch *Schema) (*Result, error) {
 			return true
 		})
 	}
-	c.cluster = c.clusterPolicy()
+	c.clusters = c.clusterPolicy()
 	c.findToCql()
 	for _, f := range pass.Files {
 		for _, d := range f.Decls {

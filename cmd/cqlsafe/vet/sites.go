@@ -251,18 +251,23 @@ func (c *checker) policyOf(e ast.Expr) policyState {
 	return policyState{}
 }
 
-// clusterPolicy reads the package's gocql ClusterConfig retry policies. gocql's own
-// default (NewCluster, a zero ClusterConfig) is no retries. The package's clusters
-// count as retrying only when every policy assigned is a retrying gocql policy.
-func (c *checker) clusterPolicy() policyState {
-	var states []policyState
-	isCluster := func(e ast.Expr) bool {
+// clusterPolicy reads the package's ClusterConfig retry policies, per driver package
+// (gocql v1.7's and the Apache driver v2's ClusterConfig set the policy of their own
+// sessions only). A driver's own default (NewCluster, a zero ClusterConfig) is no
+// retries. A driver's clusters count as retrying only when every policy assigned to
+// them is a retrying policy.
+func (c *checker) clusterPolicy() map[string]policyState {
+	states := map[string][]policyState{}
+	clusterPkg := func(e ast.Expr) string {
 		tv, ok := c.pass.TypesInfo.Types[e]
 		if !ok {
-			return false
+			return ""
 		}
 		n := namedOf(tv.Type)
-		return n != nil && n.Obj().Pkg() != nil && isGocql(n.Obj().Pkg().Path()) && n.Obj().Name() == "ClusterConfig"
+		if n != nil && n.Obj().Pkg() != nil && isGocql(n.Obj().Pkg().Path()) && n.Obj().Name() == "ClusterConfig" {
+			return n.Obj().Pkg().Path()
+		}
+		return ""
 	}
 	for _, f := range c.pass.Files {
 		ast.Inspect(f, func(n ast.Node) bool {
@@ -270,16 +275,19 @@ func (c *checker) clusterPolicy() policyState {
 			case *ast.AssignStmt:
 				for k, l := range n.Lhs {
 					sel, ok := l.(*ast.SelectorExpr)
-					if ok && sel.Sel.Name == "RetryPolicy" && isCluster(sel.X) && len(n.Rhs) == len(n.Lhs) {
-						states = append(states, c.policyOf(n.Rhs[k]))
+					if !ok || sel.Sel.Name != "RetryPolicy" || len(n.Rhs) != len(n.Lhs) {
+						continue
+					}
+					if pkg := clusterPkg(sel.X); pkg != "" {
+						states[pkg] = append(states[pkg], c.policyOf(n.Rhs[k]))
 					}
 				}
 			case *ast.CompositeLit:
-				if isCluster(n) {
+				if pkg := clusterPkg(n); pkg != "" {
 					for _, el := range n.Elts {
 						if kv, ok := el.(*ast.KeyValueExpr); ok {
 							if id, ok := kv.Key.(*ast.Ident); ok && id.Name == "RetryPolicy" {
-								states = append(states, c.policyOf(kv.Value))
+								states[pkg] = append(states[pkg], c.policyOf(kv.Value))
 							}
 						}
 					}
@@ -288,19 +296,43 @@ func (c *checker) clusterPolicy() policyState {
 			return true
 		})
 	}
-	if len(states) == 0 {
-		return policyState{}
+	out := map[string]policyState{}
+	for pkg, ss := range states {
+		st := policyState{known: true, retrying: true, why: ss[0].why + " set as the ClusterConfig's RetryPolicy in this package"}
+		for _, s := range ss {
+			if !s.known || !s.retrying {
+				st = policyState{}
+			}
+		}
+		out[pkg] = st
 	}
-	for _, s := range states {
-		if !s.known || !s.retrying {
-			return policyState{}
+	return out
+}
+
+// driverOf is the driver package of the query or batch fl follows (the receiver of its
+// methods), "" when no method call says.
+func (c *checker) driverOf(fl *flow) string {
+	calls := append([]*ast.CallExpr(nil), fl.execs...)
+	for _, cs := range fl.methods {
+		calls = append(calls, cs...)
+	}
+	for _, call := range calls {
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		if !ok {
+			continue
+		}
+		if tv, ok := c.pass.TypesInfo.Types[sel.X]; ok {
+			if n := namedOf(tv.Type); n != nil && n.Obj().Pkg() != nil && isGocql(n.Obj().Pkg().Path()) {
+				return n.Obj().Pkg().Path()
+			}
 		}
 	}
-	return policyState{known: true, retrying: true, why: states[0].why + " set as the ClusterConfig's RetryPolicy in this package"}
+	return ""
 }
 
 // policyFor is the policy a query or batch runs with: its own RetryPolicy(…), else
-// the package's cluster policy.
+// the cluster policy of its driver's ClusterConfigs in the package (when its driver is
+// not known: the policy only when every driver's clusters agree on it).
 func (c *checker) policyFor(fl *flow) policyState {
 	if calls := fl.methods["RetryPolicy"]; len(calls) > 0 {
 		last := calls[len(calls)-1]
@@ -309,7 +341,17 @@ func (c *checker) policyFor(fl *flow) policyState {
 		}
 		return policyState{}
 	}
-	return c.cluster
+	if pkg := c.driverOf(fl); pkg != "" {
+		return c.clusters[pkg]
+	}
+	var st policyState
+	for _, s := range c.clusters {
+		if !s.known || !s.retrying {
+			return policyState{}
+		}
+		st = s
+	}
+	return st
 }
 
 // idempotentTrue returns the call marking the query Idempotent(true), or nil.

@@ -12,7 +12,7 @@ import (
 )
 
 func TestVetRules(t *testing.T) {
-	for _, pkg := range []string{"notidempotent", "unpinned", "rollback", "nondeterminism", "lists", "ignore", "gocqlxuse", "v2driver"} {
+	for _, pkg := range []string{"notidempotent", "unpinned", "rollback", "nondeterminism", "lists", "ignore", "gocqlxuse", "v2driver", "mixeddrivers"} {
 		t.Run(pkg, func(t *testing.T) {
 			analysistest.Run(t, analysistest.TestData(), vet.New(nil), pkg)
 		})

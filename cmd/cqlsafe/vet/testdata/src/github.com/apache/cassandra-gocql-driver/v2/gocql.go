@@ -47,3 +47,8 @@ func (b *Batch) WithTimestamp(ts int64) *Batch  { return b }
 type UUID [16]byte
 
 func TimeUUID() UUID { return UUID{} }
+
+type ClusterConfig struct{ RetryPolicy RetryPolicy }
+
+func NewCluster(hosts ...string) *ClusterConfig           { return &ClusterConfig{} }
+func (c *ClusterConfig) CreateSession() (*Session, error) { return &Session{}, nil }
