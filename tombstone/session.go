@@ -2,7 +2,7 @@ package tombstone
 
 import (
 	"context"
-	"errors"
+	"fmt"
 
 	"github.com/gocql/gocql"
 
@@ -39,27 +39,19 @@ func (x session) Columns(keyspace, name string) ([]string, bool, error) {
 const serial = gocql.Consistency(gocql.Serial)
 
 func (x session) Row(ctx context.Context, q string, args []any, n int, atSerial bool) ([][]byte, bool, error) {
-	cells := make([]cqlvalue.Raw, n)
-	dest := make([]any, n)
-	for i := range cells {
-		dest[i] = &cells[i]
-	}
 	qry := x.s.Query(q, args...).WithContext(ctx)
 	if atSerial {
 		qry = qry.Consistency(serial)
 	}
-	err := qry.Scan(dest...)
-	if errors.Is(err, gocql.ErrNotFound) {
-		return nil, false, nil
-	}
-	if err != nil {
+	iter := qry.Iter()
+	cells, ok := cqlvalue.ScanRow(iter)
+	if err := iter.Close(); err != nil {
 		return nil, false, err
 	}
-	out := make([][]byte, n)
-	for i, c := range cells {
-		out[i] = c
+	if ok && len(cells) != n {
+		return nil, false, fmt.Errorf("%d columns, want %d", len(cells), n)
 	}
-	return out, true, nil
+	return cells, ok, nil
 }
 
 func (x session) Records(ctx context.Context, q string, args []any, row func(core.RecordRow[gocql.UUID])) error {
@@ -116,8 +108,19 @@ func (x session) CAS(ctx context.Context, stmts []core.Stmt) (bool, error) {
 	// Never re-sent (see noRetry); entries stay non-idempotent, so no speculative copies.
 	b := x.batch(gocql.UnloggedBatch, stmts).WithContext(ctx)
 	b.RetryPolicy(noRetry{})
-	applied, _, err := x.s.MapExecuteBatchCAS(b, map[string]any{})
-	return applied, err
+	// Not MapExecuteBatchCAS: when the restore does not apply, Cassandra answers with the
+	// existing row, which gocql v1.7 cannot map-scan when it holds a type gocql has no Go
+	// type for (a vector), and MapExecuteBatchCAS then panics reading [applied]. An
+	// applied CAS answers [applied] alone; more columns mean not applied.
+	applied, iter, err := x.s.ExecuteBatchCAS(b)
+	if err != nil {
+		return false, err
+	}
+	if len(iter.Columns()) > 1 {
+		applied = false
+	}
+	_ = iter.Close() // with more columns, the scan of [applied] alone is refused: nothing to report
+	return applied, nil
 }
 
 // MayHaveApplied: Unavailable too — Paxos can report it at the commit phase, after a

@@ -3,6 +3,7 @@ package keymigrate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
@@ -22,29 +23,18 @@ type session struct {
 	m *Migration // its policy, as the options left it
 }
 
-// cellsOf returns n fresh raw destinations (the caller keeps their bytes).
-func cellsOf(n int) ([]cqlvalue.Raw, []any) {
-	cells := make([]cqlvalue.Raw, n)
-	dest := make([]any, n)
-	for i := range cells {
-		dest[i] = &cells[i]
-	}
-	return cells, dest
-}
-
-func bytesOf(cells []cqlvalue.Raw) [][]byte {
-	out := make([][]byte, len(cells))
-	for i, c := range cells {
-		out[i] = c
-	}
-	return out
-}
-
 func (x *session) Iter(ctx context.Context, q string, args []any, pageSize, n int, row func([][]byte) bool) error {
 	iter := x.s.Query(q, args...).PageSize(pageSize).Idempotent(true).IterContext(ctx)
 	for {
-		cells, dest := cellsOf(n)
-		if !iter.Scan(dest...) || !row(bytesOf(cells)) {
+		cells, ok := cqlvalue.ScanRow(iter) // fresh bytes per row: the caller keeps them
+		if !ok {
+			break
+		}
+		if len(cells) != n {
+			iter.Close()
+			return fmt.Errorf("%d columns, want %d", len(cells), n)
+		}
+		if !row(cells) {
 			break
 		}
 	}
@@ -52,19 +42,19 @@ func (x *session) Iter(ctx context.Context, q string, args []any, pageSize, n in
 }
 
 func (x *session) Row(ctx context.Context, q string, args []any, n int, serial bool) ([][]byte, bool, error) {
-	cells, dest := cellsOf(n)
 	qry := x.s.Query(q, args...).Idempotent(true)
 	if serial {
 		qry = qry.Consistency(gocql.Serial)
 	}
-	err := qry.ScanContext(ctx, dest...)
-	if errors.Is(err, gocql.ErrNotFound) {
-		return nil, false, nil
-	}
-	if err != nil {
+	iter := qry.IterContext(ctx)
+	cells, ok := cqlvalue.ScanRow(iter)
+	if err := iter.Close(); err != nil {
 		return nil, false, err
 	}
-	return bytesOf(cells), true, nil
+	if ok && len(cells) != n {
+		return nil, false, fmt.Errorf("%d columns, want %d", len(cells), n)
+	}
+	return cells, ok, nil
 }
 
 func (x *session) Exec(ctx context.Context, q string, args []any) error {

@@ -2,7 +2,7 @@ package tombstone
 
 import (
 	"context"
-	"errors"
+	"fmt"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
@@ -35,28 +35,20 @@ func (x session) Columns(keyspace, name string) ([]string, bool, error) {
 }
 
 func (x session) Row(ctx context.Context, q string, args []any, n int, atSerial bool) ([][]byte, bool, error) {
-	cells := make([]cqlvalue.Raw, n)
-	dest := make([]any, n)
-	for i := range cells {
-		dest[i] = &cells[i]
-	}
 	qry := x.s.Query(q, args...)
 	if atSerial {
 		// A read at SERIAL completes or fences any Paxos round in progress on the row.
 		qry = qry.Consistency(gocql.Serial)
 	}
-	err := qry.ScanContext(ctx, dest...)
-	if errors.Is(err, gocql.ErrNotFound) {
-		return nil, false, nil
-	}
-	if err != nil {
+	iter := qry.IterContext(ctx)
+	cells, ok := cqlvalue.ScanRow(iter)
+	if err := iter.Close(); err != nil {
 		return nil, false, err
 	}
-	out := make([][]byte, n)
-	for i, c := range cells {
-		out[i] = c
+	if ok && len(cells) != n {
+		return nil, false, fmt.Errorf("%d columns, want %d", len(cells), n)
 	}
-	return out, true, nil
+	return cells, ok, nil
 }
 
 func (x session) Records(ctx context.Context, q string, args []any, row func(core.RecordRow[gocql.UUID])) error {

@@ -1,10 +1,11 @@
 package cqlvalue
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/internal/core/value"
 )
 
 // Raw is a value in its serialised form (the native protocol's bytes for its column
@@ -26,49 +27,41 @@ func (r *Raw) UnmarshalCQL(_ gocql.TypeInfo, data []byte) error {
 	return nil
 }
 
-// Scan reads one selected column as Raw bytes. gocql v1.7.0 scans a tuple column into
-// one destination per element (and counts it so in Scan's arity): Dest gives as many as
-// the column's type needs, Bytes reassembles the value.
-type Scan struct {
-	parts []Raw
-	tuple bool
-}
-
-// NewScan returns a Scan for a column of type ti.
-func NewScan(ti gocql.TypeInfo) *Scan {
-	if t, ok := ti.(gocql.TupleTypeInfo); ok {
-		return &Scan{parts: make([]Raw, len(t.Elems)), tuple: true}
+// ScanRow scans iter's next row, each column in its serialised form, and returns the
+// columns' bytes (nil: NULL). gocql v1.7.0 scans a tuple column into one destination
+// per element (and counts it so in Scan's arity): the response's column types say
+// which, and the tuple is rebuilt from its elements (value.JoinTuple). ok is false at
+// the end of the rows or on an error (iter.Close says which).
+func ScanRow(iter *gocql.Iter) (cells [][]byte, ok bool) {
+	cols := iter.Columns()
+	parts := make([][]Raw, len(cols))
+	var dest []any
+	for i, c := range cols {
+		n := 1
+		if t, ok := c.TypeInfo.(gocql.TupleTypeInfo); ok {
+			n = len(t.Elems)
+		}
+		parts[i] = make([]Raw, n)
+		for j := range parts[i] {
+			dest = append(dest, &parts[i][j])
+		}
 	}
-	return &Scan{parts: make([]Raw, 1)}
-}
-
-// Dest appends the scan destinations to dest.
-func (s *Scan) Dest(dest []any) []any {
-	for i := range s.parts {
-		dest = append(dest, &s.parts[i])
+	if !iter.Scan(dest...) {
+		return nil, false
 	}
-	return dest
-}
-
-// Bytes is the value read: nil for NULL. A tuple is rebuilt from its elements (a NULL
-// tuple reads as one whose elements are all NULL: tell them apart by WRITETIME).
-func (s *Scan) Bytes() Raw {
-	if !s.tuple {
-		return s.parts[0]
-	}
-	var b []byte
-	for _, p := range s.parts {
-		if p == nil {
-			b = binary.BigEndian.AppendUint32(b, 0xffffffff) // -1: NULL element
+	cells = make([][]byte, len(cols))
+	for i, c := range cols {
+		if _, ok := c.TypeInfo.(gocql.TupleTypeInfo); ok {
+			elems := make([][]byte, len(parts[i]))
+			for j, p := range parts[i] {
+				elems[j] = p
+			}
+			cells[i] = value.JoinTuple(elems)
 			continue
 		}
-		b = binary.BigEndian.AppendUint32(b, uint32(len(p)))
-		b = append(b, p...)
+		cells[i] = parts[i][0]
 	}
-	if b == nil {
-		b = Raw{}
-	}
-	return b
+	return cells, true
 }
 
 // Unmarshal decodes b (ti's serialised form) into the Go value gocql scans ti into,

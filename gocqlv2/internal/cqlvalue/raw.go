@@ -8,6 +8,8 @@ import (
 	"reflect"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"github.com/cqlsafe/cqlsafe/internal/core/value"
 )
 
 // Raw is a value in its serialised form (the native protocol's bytes for its column
@@ -98,4 +100,41 @@ func unmarshalTuple(tt gocql.TupleTypeInfo, b []byte) ([]any, error) {
 		return nil, fmt.Errorf("tuple: %d bytes after the last element", len(b))
 	}
 	return out, nil
+}
+
+// ScanRow scans iter's next row, each column in its serialised form, and returns the
+// columns' bytes (nil: NULL). The v2 driver scans a tuple column into one destination
+// per element (and counts it so in Scan's arity): the response's column types say
+// which, and the tuple is rebuilt from its elements (value.JoinTuple). ok is false at
+// the end of the rows or on an error (iter.Close says which).
+func ScanRow(iter *gocql.Iter) (cells [][]byte, ok bool) {
+	cols := iter.Columns()
+	parts := make([][]Raw, len(cols))
+	var dest []any
+	for i, c := range cols {
+		n := 1
+		if t, ok := c.TypeInfo.(gocql.TupleTypeInfo); ok {
+			n = len(t.Elems)
+		}
+		parts[i] = make([]Raw, n)
+		for j := range parts[i] {
+			dest = append(dest, &parts[i][j])
+		}
+	}
+	if !iter.Scan(dest...) {
+		return nil, false
+	}
+	cells = make([][]byte, len(cols))
+	for i, c := range cols {
+		if _, ok := c.TypeInfo.(gocql.TupleTypeInfo); ok {
+			elems := make([][]byte, len(parts[i]))
+			for j, p := range parts[i] {
+				elems[j] = p
+			}
+			cells[i] = value.JoinTuple(elems)
+			continue
+		}
+		cells[i] = parts[i][0]
+	}
+	return cells, true
 }

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/cqlsafe/cqlsafe/internal/core/cqltype"
 	"github.com/cqlsafe/cqlsafe/internal/core/table"
 )
 
@@ -14,7 +13,6 @@ import (
 type scan[TI any] struct {
 	cql     string
 	cols    []table.Column[TI] // key columns, then value columns
-	trees   []cqltype.Type     // their types' shapes
 	nKey    int
 	newCols []table.Column[TI]
 	// lists are the non-frozen list value columns (index among value columns) that
@@ -53,9 +51,6 @@ func (m *Migration[TI, U]) scanner() (scan[TI], error) {
 			sc.lists = append(sc.lists, j)
 			lists = append(lists, name)
 		}
-	}
-	for _, c := range sc.cols {
-		sc.trees = append(sc.trees, m.drv.TreeOf(c.Type))
 	}
 	// Key columns by value; each value column with its (MAX)WRITETIME and TTL(s).
 	var err error
@@ -160,13 +155,7 @@ func (m *Migration[TI, U]) copyRange(ctx context.Context, sc scan[TI], c backfil
 	// Every column is read in its serialised form and value columns are copied so,
 	// byte for byte: an empty blob stays empty, a vector or UDT needs no Go type. The
 	// Transform sees them decoded.
-	n := 0
-	for i, tree := range sc.trees {
-		n += width(tree)
-		if i >= sc.nKey {
-			n += 2 // (MAX)WRITETIME, TTL(s)
-		}
-	}
+	n := sc.nKey + 3*(len(sc.cols)-sc.nKey) // key columns; each value with its (MAX)WRITETIME and TTL(s)
 	var (
 		wg           sync.WaitGroup
 		slots        = make(chan struct{}, max(c.inFlight, 1))
@@ -237,11 +226,10 @@ func (m *Migration[TI, U]) readRow(sc scan[TI], cells [][]byte,
 	elemTTLs := make([][]*int, nVal)
 	vals := make([][]byte, len(sc.cols))
 	for i, col := range sc.cols {
-		w := width(sc.trees[i])
-		if len(cells) < w {
+		if len(cells) < 1 {
 			return rowCopy{}, fmt.Errorf("keymigrate: scan of %s.%s: short row", m.old.Keyspace, m.old.Name)
 		}
-		vals[i], cells = value(sc.trees[i], cells[:w]), cells[w:]
+		vals[i], cells = cells[0], cells[1:]
 		if i < sc.nKey {
 			continue
 		}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/cqlsafe/cqlsafe/internal/core/clientid"
-	"github.com/cqlsafe/cqlsafe/internal/core/cqltype"
 	"github.com/cqlsafe/cqlsafe/internal/core/decision"
 	"github.com/cqlsafe/cqlsafe/internal/core/settle"
 )
@@ -19,11 +18,11 @@ type Stmt struct {
 }
 
 // Session is what a Migration needs of a driver's session and retry policy. Reads hand
-// back each scan destination's serialised bytes (nil: NULL): a tuple column takes one
-// destination per element (both drivers scan a tuple so), and the caller counts them.
+// back each column's serialised bytes (nil: NULL; a tuple rebuilt from its elements,
+// value.JoinTuple, so a NULL tuple reads as one of NULL elements).
 type Session interface {
-	// Iter runs q, paged by pageSize, and calls row with each row's n destinations
-	// until it returns false; it returns the read's error.
+	// Iter runs q, paged by pageSize, and calls row with each row's n columns until
+	// it returns false; it returns the read's error.
 	Iter(ctx context.Context, q string, args []any, pageSize, n int, row func([][]byte) bool) error
 	// Row returns the first row of q (serial: read at SERIAL); found false: no row.
 	Row(ctx context.Context, q string, args []any, n int, serial bool) (cells [][]byte, found bool, err error)
@@ -133,37 +132,4 @@ func intList(b []byte) ([]*int, error) {
 		return nil, fmt.Errorf("%d bytes after the list", len(rest))
 	}
 	return out, nil
-}
-
-// joinTuple rebuilds a tuple's serialised form from its elements'.
-func joinTuple(parts [][]byte) []byte {
-	var b []byte
-	for _, p := range parts {
-		if p == nil {
-			b = binary.BigEndian.AppendUint32(b, 0xffffffff) // -1: NULL element
-			continue
-		}
-		b = binary.BigEndian.AppendUint32(b, uint32(len(p)))
-		b = append(b, p...)
-	}
-	if b == nil {
-		b = []byte{}
-	}
-	return b
-}
-
-// width is the number of scan destinations a column of type tree takes.
-func width(tree cqltype.Type) int {
-	if tree.Kind == cqltype.Tuple {
-		return len(tree.Params)
-	}
-	return 1
-}
-
-// value is a column's serialised value from its destinations (a tuple rebuilt).
-func value(tree cqltype.Type, parts [][]byte) []byte {
-	if tree.Kind == cqltype.Tuple {
-		return joinTuple(parts)
-	}
-	return parts[0]
 }

@@ -200,7 +200,7 @@ func (v *verifier[TI, U]) verifyRange(ctx context.Context, r int, c verifyConfig
 	}
 	lo, hi := tokenRange(r, c.ranges)
 	var ferr error
-	err := m.s.Iter(ctx, v.oldSel, []any{lo, hi}, 1000, m.dests(v.oldCols), func(cells [][]byte) bool {
+	err := m.s.Iter(ctx, v.oldSel, []any{lo, hi}, 1000, len(v.oldCols), func(cells [][]byte) bool {
 		rep.OldRows++
 		if (rep.OldRows-1)%int64(c.every) != 0 {
 			return true
@@ -236,7 +236,7 @@ func (v *verifier[TI, U]) verifyRange(ctx context.Context, r int, c verifyConfig
 			ferr = err
 			return false
 		}
-		newCells, found, err := m.s.Row(ctx, v.newRead, keyArgs, m.dests(newCols), false)
+		newCells, found, err := m.s.Row(ctx, v.newRead, keyArgs, len(newCols), false)
 		var newVal func(int) any
 		if err == nil && found {
 			newVal, err = m.decode(newCols, newCells)
@@ -278,39 +278,21 @@ func (v *verifier[TI, U]) verifyRange(ctx context.Context, r int, c verifyConfig
 	return rep, nil
 }
 
-// dests is the number of scan destinations of cols (a tuple takes one per element).
-func (m *Migration[TI, U]) dests(cols []table.Column[TI]) int {
-	n := 0
-	for _, c := range cols {
-		n += width(m.drv.TreeOf(c.Type))
-	}
-	return n
-}
-
-// decode decodes the destinations of cols and returns a getter for column i's value:
-// nil for NULL (a tuple whose elements are all NULL reads as NULL), else the value as
-// the driver scans it (its bytes when the driver has no Go type for it).
+// decode decodes the columns cols (one cell each) and returns a getter for column i's
+// value: nil for NULL, else the value as the driver scans it (its bytes, bindable, when
+// the driver has no Go type for it).
 func (m *Migration[TI, U]) decode(cols []table.Column[TI], cells [][]byte) (func(i int) any, error) {
+	if len(cells) != len(cols) {
+		return nil, fmt.Errorf("keymigrate: verify: %d columns read, want %d", len(cells), len(cols))
+	}
 	vals := make([]any, len(cols))
 	for i, c := range cols {
-		tree := m.drv.TreeOf(c.Type)
-		w := width(tree)
-		if len(cells) < w {
-			return nil, errors.New("keymigrate: verify: short row")
-		}
-		parts := cells[:w]
-		cells = cells[w:]
-		null := true
-		for _, p := range parts {
-			null = null && p == nil
-		}
-		if null {
+		if cells[i] == nil {
 			continue
 		}
-		b := value(tree, parts)
-		v, err := m.drv.Unmarshal(c.Type, b)
+		v, err := m.drv.Unmarshal(c.Type, cells[i])
 		if err != nil {
-			v = m.drv.RawOf(b)
+			v = m.drv.RawOf(cells[i])
 		}
 		vals[i] = v
 	}

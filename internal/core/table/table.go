@@ -121,6 +121,10 @@ func (c Column[TI]) IsCounter() bool {
 	return c.tree.Kind == cqltype.Native && c.tree.Name == "counter"
 }
 
+// IsUDT reports a user-defined type column (frozen or not) whose type was described
+// with the keyspace's user types.
+func (c Column[TI]) IsUDT() bool { return c.tree.Kind == cqltype.UDT }
+
 // IsList reports a non-frozen list: Cassandra keys its elements by TimeUUIDs from the
 // server's clock, so writing it twice appends twice.
 func (c Column[TI]) IsList() bool { return c.Collection && c.tree.Kind == cqltype.List }

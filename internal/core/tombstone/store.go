@@ -10,8 +10,8 @@ import (
 
 	"github.com/cqlsafe/cqlsafe/internal/core/clientid"
 	"github.com/cqlsafe/cqlsafe/internal/core/cqltext"
-	"github.com/cqlsafe/cqlsafe/internal/core/cqltype"
 	"github.com/cqlsafe/cqlsafe/internal/core/table"
+	"github.com/cqlsafe/cqlsafe/internal/core/wait"
 )
 
 // Stmt is one statement of a batch, with its values.
@@ -38,10 +38,9 @@ type RecordRow[U ~[16]byte] struct {
 type Session[U ~[16]byte] interface {
 	// Columns lists the columns of keyspace.name (found false: no such table).
 	Columns(keyspace, name string) (cols []string, found bool, err error)
-	// Row runs q and returns the first row's n scan destinations as serialised bytes
-	// (nil: NULL), at the session's consistency or, serial, at SERIAL; found false: no
-	// row. A tuple column takes one destination per element (both drivers scan a tuple
-	// so): the caller counts them in n.
+	// Row runs q and returns the first row's n columns as serialised bytes (nil:
+	// NULL; a tuple rebuilt from its elements, value.JoinTuple), at the session's
+	// consistency or, serial, at SERIAL; found false: no row.
 	Row(ctx context.Context, q string, args []any, n int, serial bool) (cells [][]byte, found bool, err error)
 	// Records calls row with each row of the list statement q.
 	Records(ctx context.Context, q string, args []any, row func(RecordRow[U])) error
@@ -82,12 +81,24 @@ func New[TI any, U ~[16]byte, P any](ctx context.Context, drv table.Driver[TI], 
 	if s == nil {
 		return nil, errors.New("tombstone: nil session")
 	}
-	cols, found, err := s.Columns(keyspace, name)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s.%s: %v", ErrNoTombstoneTable, keyspace, name, err)
-	}
-	if !found {
-		return nil, fmt.Errorf("%w: %s.%s", ErrNoTombstoneTable, keyspace, name)
+	// The drivers cache a keyspace's metadata and refresh it a moment after a schema
+	// change: a tombstone table created just now is looked for again, as table.Describe
+	// does, for table.DescribeWait.
+	deadline := time.Now().Add(table.DescribeWait)
+	var cols []string
+	for {
+		var found bool
+		var err error
+		cols, found, err = s.Columns(keyspace, name)
+		if found {
+			break
+		}
+		if time.Now().After(deadline) || wait.Sleep(ctx, 100*time.Millisecond) != nil {
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s.%s: %v", ErrNoTombstoneTable, keyspace, name, err)
+			}
+			return nil, fmt.Errorf("%w: %s.%s", ErrNoTombstoneTable, keyspace, name)
+		}
 	}
 	for _, col := range []string{"table_name", "row_key", "delete_id", "command_id", "action", "deleted_at", "deleted_ts", "row_values", "writetimes"} {
 		if !contains(cols, col) {
@@ -172,14 +183,6 @@ func readCQL[TI any](t *table.Table[TI]) (string, error) {
 	return t.SelectByKey(table.CellValue|table.CellWriteTime|table.CellTTL, cols...)
 }
 
-// width is the number of scan destinations a value of c takes: a tuple's elements.
-func (st *Store[TI, U, P]) width(ti TI) int {
-	if tree := st.drv.TreeOf(ti); tree.Kind == cqltype.Tuple {
-		return len(tree.Params)
-	}
-	return 1
-}
-
 // readRow reads the row's regular columns with their write times and TTLs (serial: at
 // SERIAL). Non-frozen collections use MAXWRITETIME and per-element TTL() (Cassandra
 // 5.0). Values are kept in their serialised form: the record keeps them byte for byte —
@@ -190,14 +193,9 @@ func (st *Store[TI, U, P]) readRow(ctx context.Context, t *table.Table[TI], key 
 		return rowState{}, err
 	}
 	rs := rowState{values: map[string]any{}, raw: map[string][]byte{}, writeTimes: map[string]int64{}, ttls: map[string]int{}}
-	widths := make([]int, len(t.Regular))
-	n := 0
-	for i, c := range t.Regular {
-		widths[i] = st.width(c.Type)
-		n += widths[i] + 2 // the value, WRITETIME, TTL
-	}
+	n := 3 * len(t.Regular) // each column's value, WRITETIME and TTL
 	if len(t.Regular) == 0 {
-		n = st.width(t.PartitionKey[0].Type)
+		n = 1 // the first key column
 	}
 	keyArgs, err := t.KeyArgs(key)
 	if err != nil {
@@ -215,9 +213,7 @@ func (st *Store[TI, U, P]) readRow(ctx context.Context, t *table.Table[TI], key 
 	}
 	rs.exists = true
 	for i, c := range t.Regular {
-		val := cells[:widths[i]]
-		wt, ttl := cells[widths[i]], cells[widths[i]+1]
-		cells = cells[widths[i]+2:]
+		b, wt, ttl := cells[3*i], cells[3*i+1], cells[3*i+2]
 		if wt == nil {
 			continue // null column
 		}
@@ -225,17 +221,17 @@ func (st *Store[TI, U, P]) readRow(ctx context.Context, t *table.Table[TI], key 
 		if err != nil {
 			return rs, fmt.Errorf("tombstone: read %s: WRITETIME(%s): %w", tableName(t), c.Name, err)
 		}
-		b := val[0]
-		if widths[i] > 1 || st.drv.TreeOf(c.Type).Kind == cqltype.Tuple {
-			b = joinTuple(val)
-		}
 		v, err := st.drv.Unmarshal(c.Type, b)
 		if err != nil {
-			v = b // no Go type for it (e.g. a vector inside a UDT): its bytes
+			v = st.drv.RawOf(b) // no Go type for it (e.g. a vector inside a UDT): its bytes, bindable
 		}
 		rs.values[c.Name], rs.raw[c.Name], rs.writeTimes[c.Name] = v, b, wts
 		rs.newest = max(rs.newest, wts)
-		left, err := cellTTL(ttl, c.Collection)
+		var fields []bool
+		if c.Collection && c.IsUDT() {
+			fields = udtFields(b)
+		}
+		left, err := cellTTL(ttl, c.Collection, fields)
 		if err != nil {
 			return rs, fmt.Errorf("tombstone: read %s: TTL(%s): %w", tableName(t), c.Name, err)
 		}
@@ -249,24 +245,6 @@ func (st *Store[TI, U, P]) readRow(ctx context.Context, t *table.Table[TI], key 
 	return rs, nil
 }
 
-// joinTuple rebuilds a tuple's serialised form from its elements' (a NULL tuple reads
-// as one whose elements are all NULL: tell them apart by WRITETIME).
-func joinTuple(parts [][]byte) []byte {
-	var b []byte
-	for _, p := range parts {
-		if p == nil {
-			b = binary.BigEndian.AppendUint32(b, 0xffffffff) // -1: NULL element
-			continue
-		}
-		b = binary.BigEndian.AppendUint32(b, uint32(len(p)))
-		b = append(b, p...)
-	}
-	if b == nil {
-		b = []byte{}
-	}
-	return b
-}
-
 // bigint decodes a bigint.
 func bigint(b []byte) (int64, error) {
 	if len(b) != 8 {
@@ -276,10 +254,12 @@ func bigint(b []byte) (int64, error) {
 }
 
 // cellTTL is a column's remaining TTL in seconds, 0 for none, from TTL() as read: an
-// int, or for a non-frozen collection (collection) a list of its elements' (0 or null:
-// none). The elements are restored with one, the longest, so that no element vanishes
-// before it would have.
-func cellTTL(b []byte, collection bool) (int, error) {
+// int, or for a non-frozen collection or UDT (collection) a list of its elements' or
+// fields' (0 or null: none). The elements are restored with one, the longest, so that
+// no element vanishes before it would have. For a non-frozen UDT, fields says which
+// fields hold a cell (udtFields): TTL() is null for a field without one, which says
+// nothing about the TTL of the others.
+func cellTTL(b []byte, collection bool, fields []bool) (int, error) {
 	if b == nil {
 		return 0, nil
 	}
@@ -295,13 +275,17 @@ func cellTTL(b []byte, collection bool) (int, error) {
 	n := int(int32(binary.BigEndian.Uint32(b)))
 	rest := b[4:]
 	longest := 0
-	for range max(n, 0) {
+	for i := range max(n, 0) {
 		if len(rest) < 4 {
 			return 0, errors.New("short list")
 		}
 		l := int(int32(binary.BigEndian.Uint32(rest)))
 		rest = rest[4:]
+		absent := fields != nil && (i >= len(fields) || !fields[i])
 		if l < 0 {
+			if absent {
+				continue // a UDT field without a cell
+			}
 			return 0, nil // an element without TTL
 		}
 		if l != 4 || len(rest) < 4 {
@@ -309,12 +293,35 @@ func cellTTL(b []byte, collection bool) (int, error) {
 		}
 		e := int(int32(binary.BigEndian.Uint32(rest)))
 		rest = rest[4:]
+		if absent {
+			continue
+		}
 		if e <= 0 {
 			return 0, nil
 		}
 		longest = max(longest, e)
 	}
 	return longest, nil
+}
+
+// udtFields says which fields of a serialised UDT value hold a value (a field left out
+// at the end, or NULL, holds none).
+func udtFields(b []byte) []bool {
+	fields := []bool{}
+	for len(b) >= 4 {
+		l := int(int32(binary.BigEndian.Uint32(b)))
+		b = b[4:]
+		if l < 0 {
+			fields = append(fields, false)
+			continue
+		}
+		if l > len(b) {
+			break
+		}
+		fields = append(fields, true)
+		b = b[l:]
+	}
+	return fields
 }
 
 // Delete: see the adapters' Store.Delete.

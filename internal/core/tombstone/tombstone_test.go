@@ -34,7 +34,7 @@ func TestTombstoneCellTTL(t *testing.T) {
 		{list(5)[:9], true, 0, true},     // cut short
 		{[]byte{0, 0, 0}, true, 0, true}, // not a list
 	} {
-		got, err := cellTTL(tc.b, tc.collection)
+		got, err := cellTTL(tc.b, tc.collection, nil)
 		if got != tc.want || (err != nil) != tc.bad {
 			t.Errorf("cellTTL(%x, %v) = %d, %v; want %d (error %v)", tc.b, tc.collection, got, err, tc.want, tc.bad)
 		}
@@ -48,10 +48,17 @@ func TestTombstoneSplitTimes(t *testing.T) {
 	}
 }
 
-func TestTombstoneJoinTuple(t *testing.T) {
-	got := joinTuple([][]byte{{1}, nil, {}})
-	want := []byte{0, 0, 0, 1, 1, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}
-	if string(got) != string(want) {
-		t.Fatalf("joinTuple = %x, want %x", got, want)
+func TestTombstoneCellTTLOfUDT(t *testing.T) {
+	i32 := func(v int) []byte { return binary.BigEndian.AppendUint32(nil, uint32(v)) }
+	// {a: 1} of a three-field UDT written with TTL 3600: TTL() is [3600, null, null].
+	ttls := append(append(append(i32(3), i32(4)...), i32(3600)...), append(i32(-1), i32(-1)...)...)
+	val := append(i32(4), i32(1)...) // a = 1, b and c left out
+	if got, err := cellTTL(ttls, true, udtFields(val)); err != nil || got != 3600 {
+		t.Fatalf("UDT with fields left out: %d, %v; want 3600", got, err)
+	}
+	// A field with a value and no TTL: none for the column.
+	val = append(append(i32(4), i32(1)...), append(i32(4), i32(2)...)...)
+	if got, err := cellTTL(ttls, true, udtFields(val)); err != nil || got != 0 {
+		t.Fatalf("UDT field without TTL: %d, %v; want 0", got, err)
 	}
 }

@@ -1,0 +1,108 @@
+package v2suite
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+	v1 "github.com/gocql/gocql"
+
+	tablev2 "github.com/cqlsafe/cqlsafe/gocqlv2/table"
+	"github.com/cqlsafe/cqlsafe/gocqlv2/tombstone"
+	"github.com/cqlsafe/cqlsafe/integration/harness"
+	"github.com/cqlsafe/cqlsafe/schema"
+)
+
+// reviewSetup makes a keyspace with the tables given, the tombstone table, a v2 session
+// through the proxy and a Store.
+func reviewSetup(t *testing.T, ddl ...string) (*tombstone.Store, func(name string) *tablev2.Table, *v1.Session) {
+	st, describe, s0, _, _ := reviewSetupAll(t, ddl...)
+	return st, describe, s0
+}
+
+// reviewSetupAll is reviewSetup that also gives the v2 session and the keyspace.
+func reviewSetupAll(t *testing.T, ddl ...string) (*tombstone.Store, func(name string) *tablev2.Table, *v1.Session, *gocql.Session, string) {
+	t.Helper()
+	s0, ks := node.Keyspace(t)
+	ctx := context.Background()
+	harness.Exec(t, s0, ddl...)
+	if err := schema.ApplyTemplate(ctx, s0, "tombstones", schema.Params{Keyspace: ks}); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := proxied(t, ks, 5*time.Second)
+	st, err := tombstone.New(ctx, s, ks, "tombstones")
+	if err != nil {
+		t.Fatal(err)
+	}
+	describe := func(name string) *tablev2.Table {
+		tbl, err := tablev2.Describe(ctx, s, ks, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tbl
+	}
+	return st, describe, s0, s, ks
+}
+
+// TestV2TombstoneReviewNonFrozenUDTNullFieldKeepsTTL: a non-frozen UDT written with a
+// TTL but with a field left null. TTL(u) is [3600, null, null]: the null entries are
+// fields without a cell, not cells without a TTL, yet cellTTL reads any null element as
+// "an element without TTL" and drops the TTL. The record has no expiry for u, Plan
+// offers no RestoreTTL, and the restore puts u (and, as the TTL-0 group is "longest",
+// the row marker) in the INSERT USING TTL 0: the row that would have expired within
+// the hour now lives for ever.
+func TestV2TombstoneReviewNonFrozenUDTNullFieldKeepsTTL(t *testing.T) {
+	st, describe, s0 := reviewSetup(t, `CREATE TYPE ua (a int, b blob, c text)`,
+		`CREATE TABLE tu (k int PRIMARY KEY, u ua, n int)`,
+		`INSERT INTO tu (k, u, n) VALUES (1, {a: 1}, 4) USING TTL 3600`)
+	ctx := context.Background()
+	tbl := describe("tu")
+	key := map[string]any{"k": 1}
+	rec, err := st.Delete(ctx, tbl, key, "cmd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Undelete(ctx, tbl, key, "cmd"); err != nil {
+		t.Fatal(err)
+	}
+	var ttlU []*int
+	var ttlN *int
+	if err := s0.Query(`SELECT TTL(u), TTL(n) FROM tu WHERE k = 1`).Scan(&ttlU, &ttlN); err != nil {
+		t.Fatal(err)
+	}
+	_, recorded := rec.Expires["u"]
+	if !recorded || len(ttlU) == 0 || ttlU[0] == nil || *ttlU[0] > 3600 {
+		got := "null"
+		if len(ttlU) > 0 && ttlU[0] != nil {
+			got = time.Duration(*ttlU[0] * int(time.Second)).String()
+		}
+		t.Fatalf("u was written USING TTL 3600 (n too: restored TTL(n) %v); record expiry for u: %v; restored TTL(u.a) %s, want ≈1h",
+			deref(ttlN), recorded, got)
+	}
+}
+
+func deref(p *int) any {
+	if p == nil {
+		return "null"
+	}
+	return *p
+}
+
+// TestV2TombstoneReviewNewSeesNewTable: the tombstone table is created after the v2
+// session started (an operator applies the template while the service runs). The v2
+// driver answers KeyspaceMetadata from its cache, refreshed only after a debounced
+// schema event, and New checks the table once: ErrNoTombstoneTable for a table that
+// exists. gocqlv2/table.Describe looks again for up to 3 s for exactly this reason;
+// New does not.
+func TestV2TombstoneReviewNewSeesNewTable(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	ctx := context.Background()
+	s, _ := proxied(t, ks, 5*time.Second)
+	if err := schema.ApplyTemplate(ctx, s0, "tombstones", schema.Params{Keyspace: ks}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tombstone.New(ctx, s, ks, "tombstones"); err != nil {
+		t.Fatalf("New right after the table was created (schema agreed): %v", err)
+	}
+}
