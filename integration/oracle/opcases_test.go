@@ -16,8 +16,10 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/cqlsafe/cqlsafe/eventlog"
+	keymigratev2 "github.com/cqlsafe/cqlsafe/gocqlv2/keymigrate"
 	overwritev2 "github.com/cqlsafe/cqlsafe/gocqlv2/overwrite"
 	retryv2 "github.com/cqlsafe/cqlsafe/gocqlv2/retry"
+	tombstonev2 "github.com/cqlsafe/cqlsafe/gocqlv2/tombstone"
 	"github.com/cqlsafe/cqlsafe/integration/faultproxy"
 	"github.com/cqlsafe/cqlsafe/keymigrate"
 	"github.com/cqlsafe/cqlsafe/outbox"
@@ -387,6 +389,17 @@ func genRowOp(c *opCase, env *opsEnv, g *stmtGen) {
 			_, err = m.DualWrite(ctx, withKey(row, pl.key))
 			return err
 		}
+		if ot2 := env.ow2[tb.name]; ot2 != nil {
+			sp.detail[0] = "v2: gocqlv2/" + sp.detail[0]
+			sp.run = func(ctx context.Context, w *opWorker, pl *place) error {
+				m, err := keymigratev2.New(pl.s2, "dual", ot2, env.ow2[v2.name], migrationTo("v2:", cks), keymigratev2.WithRetryPolicy(pl.p2))
+				if err != nil {
+					return err
+				}
+				_, err = m.DualWrite(ctx, rowToV2(withKey(row, pl.key)))
+				return err
+			}
+		}
 		sp.read = func(ctx context.Context, w *opWorker, pl *place) ([]map[string]any, error) {
 			old, err := w.r.read(ctx, tb, pl.key)
 			if err != nil {
@@ -532,22 +545,46 @@ func tombstoneAt(c *opCase, env *opsEnv, vals map[string]val) {
 		_, err = st.Delete(ctx, ot, keyOf(tb, vals, pl.key), cmd)
 		return err
 	}
+	undel := func(ctx context.Context, w *opWorker, pl *place) error {
+		st, err := store(ctx, pl)
+		if err != nil {
+			return err
+		}
+		_, err = st.Undelete(ctx, ot, keyOf(tb, vals, pl.key), cmd)
+		return err
+	}
+	v2 := ""
+	if ot2 := env.ow2[tb.name]; ot2 != nil {
+		v2 = "v2: gocqlv2/"
+		store2 := func(ctx context.Context, pl *place) (*tombstonev2.Store, error) {
+			return tombstonev2.New(ctx, pl.s2, env.ks, tombTable, tombstonev2.WithRetryPolicy(pl.p2), tombstonev2.WithSettleDelay(150*time.Millisecond))
+		}
+		del = func(ctx context.Context, w *opWorker, pl *place) error {
+			st, err := store2(ctx, pl)
+			if err != nil {
+				return err
+			}
+			_, err = st.Delete(ctx, ot2, rowToV2(keyOf(tb, vals, pl.key)), cmd)
+			return err
+		}
+		undel = func(ctx context.Context, w *opWorker, pl *place) error {
+			st, err := store2(ctx, pl)
+			if err != nil {
+				return err
+			}
+			_, err = st.Undelete(ctx, ot2, rowToV2(keyOf(tb, vals, pl.key)), cmd)
+			return err
+		}
+	}
 	var ck []string
 	for _, cc := range tb.byRole(roleClustering) {
 		ck = append(ck, cc.name+" = "+vals[cc.name].lit)
 	}
-	sp.detail = []string{fmt.Sprintf("%s(%s, key %v, %q)", sp.op, tb.name, ck, cmd)}
+	sp.detail = []string{fmt.Sprintf("%s%s(%s, key %v, %q)", v2, sp.op, tb.name, ck, cmd)}
 	undelete := sp.op == opUndelete
 	if undelete {
 		sp.pre = del
-		sp.run = func(ctx context.Context, w *opWorker, pl *place) error {
-			st, err := store(ctx, pl)
-			if err != nil {
-				return err
-			}
-			_, err = st.Undelete(ctx, ot, keyOf(tb, vals, pl.key), cmd)
-			return err
-		}
+		sp.run = undel
 	} else {
 		sp.run = del
 	}
@@ -618,6 +655,17 @@ func genBackfill(c *opCase, env *opsEnv, g *stmtGen) {
 		}
 		_, err = m.Backfill(ctx, keymigrate.WithRanges(4), keymigrate.WithConcurrency(2))
 		return err
+	}
+	if ot2 := env.ow2[bf.name]; ot2 != nil {
+		sp.detail[0] = "v2: gocqlv2/" + sp.detail[0]
+		sp.run = func(ctx context.Context, w *opWorker, pl *place) error {
+			m, err := keymigratev2.New(pl.s2, "backfill-"+pl.name, ot2, env.ow2[v2.name], migrationTo(prefix(pl), cks), keymigratev2.WithRetryPolicy(pl.p2))
+			if err != nil {
+				return err
+			}
+			_, err = m.Backfill(ctx, keymigratev2.WithRanges(4), keymigratev2.WithConcurrency(2))
+			return err
+		}
 	}
 	sp.read = func(ctx context.Context, w *opWorker, pl *place) ([]map[string]any, error) {
 		return w.r.read(ctx, v2, pkey{kGov: prefix(pl) + fmt.Sprint(src(pl).kGov), slot: 0})

@@ -54,24 +54,27 @@ type opsEnv struct {
 	ow2 map[string]*overwritev2.Table
 }
 
-// useV2 makes env's runs of overwrite.Row and overwrite.Partition go through the v2
-// driver: gocqlv2/overwrite on a v2 session through the worker's proxy, the generated
-// rows' values mapped to the v2 driver's types (toV2). Setup, the other writer and the
-// reads stay on gocql v1.7's session: what Cassandra holds does not depend on the driver
-// that reads it.
+// useV2 makes env's runs of overwrite.Row and overwrite.Partition, tombstone.Delete and
+// Undelete, keymigrate.DualWrite and Backfill go through the v2 driver: the gocqlv2
+// packages on a v2 session through the worker's proxy, the generated rows' values mapped
+// to the v2 driver's types (toV2). Setup, the other writer and the reads (tombstone's
+// List included) stay on gocql v1.7's session: what Cassandra holds does not depend on
+// the driver that reads it, and the tombstone record format is one for both.
 func (env *opsEnv) useV2(t *testing.T, ctx context.Context) {
 	s2 := newV2(t, env.ks).s
 	env.ow2 = map[string]*overwritev2.Table{}
-	env.weights = []opWeight{{opRow, 6}, {opPartition, 4}}
+	env.weights = []opWeight{{opRow, 6}, {opPartition, 4}, {opDelete, 3}, {opUndelete, 3}, {opDualWrite, 4}, {opBackfill, 2}}
 	for _, tb := range env.tables {
 		if tb.counter {
 			continue
 		}
-		ot, err := overwritev2.Describe(ctx, s2, env.ks, tb.name)
-		if err != nil {
-			t.Fatalf("v2: describe %s: %v", tb.name, err)
+		for _, name := range []string{tb.name, env.v2[tb.name].name, env.bf[tb.name].name} {
+			ot, err := overwritev2.Describe(ctx, s2, env.ks, name)
+			if err != nil {
+				t.Fatalf("v2: describe %s: %v", name, err)
+			}
+			env.ow2[name] = ot
 		}
-		env.ow2[tb.name] = ot
 	}
 }
 
