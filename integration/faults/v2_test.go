@@ -16,6 +16,7 @@ import (
 	"github.com/cqlsafe/cqlsafe/gocqlv2/clientid"
 	eventlogv2 "github.com/cqlsafe/cqlsafe/gocqlv2/eventlog"
 	retryv2 "github.com/cqlsafe/cqlsafe/gocqlv2/retry"
+	settlev2 "github.com/cqlsafe/cqlsafe/gocqlv2/settle"
 	"github.com/cqlsafe/cqlsafe/integration/faultproxy"
 	"github.com/cqlsafe/cqlsafe/schema"
 )
@@ -290,4 +291,52 @@ func TestV2EventlogWritersWithDropsAndPause(t *testing.T) {
 			}
 			return nil
 		})
+}
+
+// TestV2FaultsLWTSettledUnderDroppedResponses is TestFaultsLWTSettledUnderDroppedResponses
+// on the v2 driver: lease claims whose responses are dropped after Paxos committed them
+// are settled as applied by gocqlv2/settle.LWT (a SERIAL read through a v2 session), and
+// the naive re-send — the negative control — answers applied=false for the caller's own
+// claim.
+func TestV2FaultsLWTSettledUnderDroppedResponses(t *testing.T) {
+	e := newEnv(t, 700*time.Millisecond)
+	e.exec(t, `CREATE TABLE leases (name text PRIMARY KEY, owner text)`)
+	s := v2Session(t, e, 700*time.Millisecond, false)
+	ctx := context.Background()
+	claim := `INSERT INTO leases (name, owner) VALUES (?, ?) IF NOT EXISTS`
+	once := retryv2.NewPolicy(retryv2.WithMaxAttempts(1))
+	const n = 10
+	var applied, wrongNaive, unknown int64
+	for i := 0; i < n; i++ {
+		_, _ = s.Query(claim, "warm", "w").ScanCAS() // prepared, fault-free
+		name := "job-" + itoa(int64(i))
+		e.setRule(faultproxy.Next(1, faultproxy.Writes("INSERT INTO leases"), faultproxy.DropResponse))
+		err := once.Exec(ctx, s.Query(claim, name, "worker-1"))
+		if !errors.Is(err, retryv2.ErrOutcomeUnknown) {
+			t.Errorf("claim %d: %v, want an unknown outcome", i, err)
+			continue
+		}
+		unknown++
+		e.setRule(nil)
+		st, err := settlev2.LWT(ctx, s, retryv2.Statement{CQL: claim, Values: []any{name, "worker-1"}}, settlev2.After(time.Second))
+		if err == nil && st.Outcome == settlev2.LWTApplied {
+			applied++
+		}
+		var owner string
+		if err := e.s.Query(`SELECT owner FROM leases WHERE name = ?`, name).Consistency(gocql.Consistency(gocql.Serial)).Scan(&owner); err != nil || owner != "worker-1" {
+			t.Errorf("claim %d: Cassandra holds owner %q (%v), want worker-1", i, owner, err)
+		}
+		ok, err := s.Query(claim, name, "worker-1").MapScanCAS(map[string]any{})
+		if err == nil && !ok {
+			wrongNaive++
+		}
+	}
+	result{Scenario: "8. (v2 driver) LWT lease claims ×10, settled with gocqlv2/settle.LWT", Attempted: n, Acked: applied,
+		Faults: itoa(unknown) + " responses dropped after Paxos committed"}.log(t)
+	if applied != unknown || unknown != n {
+		t.Fatalf("settled applied %d of %d unknown claims (of %d)", applied, unknown, n)
+	}
+	if wrongNaive != n {
+		t.Fatalf("negative control: naive re-send reported applied=false %d times of %d", wrongNaive, n)
+	}
 }
