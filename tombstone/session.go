@@ -2,7 +2,6 @@ package tombstone
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/gocql/gocql"
 
@@ -44,14 +43,7 @@ func (x session) Row(ctx context.Context, q string, args []any, n int, atSerial 
 		qry = qry.Consistency(serial)
 	}
 	iter := qry.Iter()
-	cells, ok := cqlvalue.ScanRow(iter)
-	if err := iter.Close(); err != nil {
-		return nil, false, err
-	}
-	if ok && len(cells) != n {
-		return nil, false, fmt.Errorf("%d columns, want %d", len(cells), n)
-	}
-	return cells, ok, nil
+	return cqlvalue.Row(iter, n)
 }
 
 func (x session) Records(ctx context.Context, q string, args []any, row func(core.RecordRow[gocql.UUID])) error {

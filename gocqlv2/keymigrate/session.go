@@ -3,7 +3,6 @@ package keymigrate
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
@@ -25,20 +24,7 @@ type session struct {
 
 func (x *session) Iter(ctx context.Context, q string, args []any, pageSize, n int, row func([][]byte) bool) error {
 	iter := x.s.Query(q, args...).PageSize(pageSize).Idempotent(true).IterContext(ctx)
-	for {
-		cells, ok := cqlvalue.ScanRow(iter) // fresh bytes per row: the caller keeps them
-		if !ok {
-			break
-		}
-		if len(cells) != n {
-			iter.Close()
-			return fmt.Errorf("%d columns, want %d", len(cells), n)
-		}
-		if !row(cells) {
-			break
-		}
-	}
-	return iter.Close()
+	return cqlvalue.EachRow(iter, n, row)
 }
 
 func (x *session) Row(ctx context.Context, q string, args []any, n int, serial bool) ([][]byte, bool, error) {
@@ -47,14 +33,7 @@ func (x *session) Row(ctx context.Context, q string, args []any, n int, serial b
 		qry = qry.Consistency(gocql.Serial)
 	}
 	iter := qry.IterContext(ctx)
-	cells, ok := cqlvalue.ScanRow(iter)
-	if err := iter.Close(); err != nil {
-		return nil, false, err
-	}
-	if ok && len(cells) != n {
-		return nil, false, fmt.Errorf("%d columns, want %d", len(cells), n)
-	}
-	return cells, ok, nil
+	return cqlvalue.Row(iter, n)
 }
 
 func (x *session) Exec(ctx context.Context, q string, args []any) error {

@@ -2,7 +2,6 @@ package tombstone
 
 import (
 	"context"
-	"fmt"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
@@ -41,14 +40,7 @@ func (x session) Row(ctx context.Context, q string, args []any, n int, atSerial 
 		qry = qry.Consistency(gocql.Serial)
 	}
 	iter := qry.IterContext(ctx)
-	cells, ok := cqlvalue.ScanRow(iter)
-	if err := iter.Close(); err != nil {
-		return nil, false, err
-	}
-	if ok && len(cells) != n {
-		return nil, false, fmt.Errorf("%d columns, want %d", len(cells), n)
-	}
-	return cells, ok, nil
+	return cqlvalue.Row(iter, n)
 }
 
 func (x session) Records(ctx context.Context, q string, args []any, row func(core.RecordRow[gocql.UUID])) error {

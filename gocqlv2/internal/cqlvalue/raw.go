@@ -138,3 +138,35 @@ func ScanRow(iter *gocql.Iter) (cells [][]byte, ok bool) {
 	}
 	return cells, true
 }
+
+// Row reads iter's first row (ScanRow) and closes iter: n columns wanted; found false
+// when there is no row.
+func Row(iter *gocql.Iter, n int) (cells [][]byte, found bool, err error) {
+	cells, found = ScanRow(iter)
+	if err := iter.Close(); err != nil {
+		return nil, false, err
+	}
+	if found && len(cells) != n {
+		return nil, false, fmt.Errorf("%d columns, want %d", len(cells), n)
+	}
+	return cells, found, nil
+}
+
+// EachRow calls row with each of iter's rows (ScanRow: fresh bytes per row, the caller
+// may keep them) until it returns false, and closes iter: n columns wanted.
+func EachRow(iter *gocql.Iter, n int, row func([][]byte) bool) error {
+	for {
+		cells, ok := ScanRow(iter)
+		if !ok {
+			break
+		}
+		if len(cells) != n {
+			iter.Close()
+			return fmt.Errorf("%d columns, want %d", len(cells), n)
+		}
+		if !row(cells) {
+			break
+		}
+	}
+	return iter.Close()
+}
