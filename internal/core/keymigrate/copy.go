@@ -2,6 +2,7 @@ package keymigrate
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -72,16 +73,40 @@ func (m *Migration[TI, U]) scanner() (scan[TI], error) {
 
 // collectionTTL is the TTL to copy a collection with, from its elements' TTLs: none
 // (0) when any element has none, else the longest, so no element expires sooner than
-// in the source.
-func collectionTTL(ttls []*int) int {
+// in the source. For a non-frozen UDT, fields says which fields hold a cell (TTL() is
+// null for a field without one, which says nothing of the others'); nil for others.
+func collectionTTL(ttls []*int, fields []bool) int {
 	longest := 0
-	for _, t := range ttls {
+	for i, t := range ttls {
+		if fields != nil && (i >= len(fields) || !fields[i]) {
+			continue // a UDT field without a cell
+		}
 		if t == nil || *t <= 0 {
 			return 0
 		}
 		longest = max(longest, *t)
 	}
 	return longest
+}
+
+// udtFields says which fields of a serialised UDT value hold a value (a field left out
+// at the end, or NULL, holds none).
+func udtFields(b []byte) []bool {
+	fields := []bool{}
+	for len(b) >= 4 {
+		l := int(int32(binary.BigEndian.Uint32(b)))
+		b = b[4:]
+		if l < 0 {
+			fields = append(fields, false)
+			continue
+		}
+		if l > len(b) {
+			break
+		}
+		fields = append(fields, true)
+		b = b[l:]
+	}
+	return fields
 }
 
 // copiedLists returns, for the row being copied, which non-frozen list columns (value
@@ -255,8 +280,12 @@ func (m *Migration[TI, U]) readRow(sc scan[TI], cells [][]byte,
 			continue // null cell: nothing to copy
 		}
 		b := vals[i]
-		if b == nil {
-			b = []byte{} // a key is never NULL: an empty value (a blob 0x)
+		if b == nil && i < sc.nKey {
+			// A key column reads NULL only in a partition that holds static cells and no
+			// rows: copying it under a made-up clustering value would write a row that
+			// never existed.
+			return rowCopy{}, fmt.Errorf("keymigrate: %s.%s: a partition with static cells and no rows (%s is null): copying one is not supported",
+				m.old.Keyspace, m.old.Name, col.Name)
 		}
 		v, err := m.drv.Unmarshal(col.Type, b)
 		if err != nil {
@@ -325,7 +354,11 @@ func (m *Migration[TI, U]) writeRow(ctx context.Context, sc scan[TI], rc rowCopy
 		st := stamp{ts: *rc.wts[j]}
 		switch {
 		case sc.cols[sc.nKey+j].Collection:
-			st.ttl = collectionTTL(rc.elemTTLs[j])
+			var fields []bool
+			if sc.cols[sc.nKey+j].IsUDT() {
+				fields = udtFields(rc.raw[sc.cols[sc.nKey+j].Name])
+			}
+			st.ttl = collectionTTL(rc.elemTTLs[j], fields)
 		case rc.ttls[j] != nil:
 			st.ttl = *rc.ttls[j]
 		}

@@ -98,7 +98,7 @@ func TestKeymigrateCollectionTTL(t *testing.T) {
 		in   []*int
 		want int
 	}{{nil, 0}, {[]*int{n(300)}, 300}, {[]*int{n(100), n(300)}, 300}, {[]*int{n(300), nil}, 0}, {[]*int{n(0), n(5)}, 0}} {
-		if got := collectionTTL(tc.in); got != tc.want {
+		if got := collectionTTL(tc.in, nil); got != tc.want {
 			t.Errorf("collectionTTL(%v) = %d, want %d", tc.in, got, tc.want)
 		}
 	}

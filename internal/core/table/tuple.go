@@ -43,7 +43,13 @@ func (t *Table[TI]) appendArgs(dst []any, tt cqltype.Type, v any) ([]any, error)
 		return dst, err
 	}
 	for i, e := range tt.Params {
-		if dst, err = t.appendArgs(dst, e, elems[i]); err != nil {
+		el := elems[i]
+		if el == nil && e.Kind != cqltype.Tuple {
+			// A NULL element is bound as the driver's empty serialised value: the
+			// drivers refuse to marshal a plain nil as a UDT or a vector.
+			el = t.drv.RawOf(nil)
+		}
+		if dst, err = t.appendArgs(dst, e, el); err != nil {
 			return dst, err
 		}
 	}
