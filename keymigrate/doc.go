@@ -35,7 +35,14 @@
 //     new rows.
 //
 // Two old rows mapping to one new key is an error (ErrDuplicateKey), reported, never
-// merged silently.
+// merged silently. A partition that holds static cells and no rows (its clustering
+// columns read NULL) stops Backfill with an error naming it: it has no row to key, and a
+// made-up clustering value would write a row that never existed. Verify compares the
+// cells as Cassandra returns them, serialised: NaN equals itself, and a NULL field of a
+// UDT or element of a tuple differs from a zero one. Known limits: the drivers scan a
+// NULL tuple and a tuple of NULL elements alike, and decode a NULL UDT field (and, on
+// gocql v1.7, a NULL tuple element) as its zero value, so a key holding one reaches the
+// Transform so; a NULL tuple nested in a tuple is copied as a tuple of NULLs.
 //
 // # Non-frozen list columns
 //
