@@ -12,7 +12,10 @@ import (
 	"github.com/cqlsafe/cqlsafe/keymigrate"
 )
 
-// The gocql v1.7 side of integration/v2suite/keymigrate_review_test.go (which runs each
+// The tests of this file are bugs the adversarial reviews of 2026-11-27 found, each
+// described as it was before its fix; each fails on the code before that fix.
+
+// The gocql v1.7 side of integration/v2suite/keymigrate_edges_test.go (which runs each
 // case through both drivers), here so that it also runs against the code before the
 // move to internal/core/keymigrate.
 
@@ -71,7 +74,7 @@ func kmrVerifyDiffers(t *testing.T, s *gocql.Session, m *keymigrate.Migration, s
 }
 
 // TestKeymigrateReviewVerifyTupleElementNullVsZero: a NULL tuple element and a zero one
-// (0, ”, 0x) differ; gocql v1.7's Unmarshal of a tuple fills a NULL element with the
+// (0, empty text, 0x) differ; gocql v1.7's Unmarshal of a tuple fills a NULL element with the
 // zero value, and Verify calls them equal.
 func TestKeymigrateReviewVerifyTupleElementNullVsZero(t *testing.T) {
 	s, m := kmrSetup(t, `tp tuple<int, text, blob>, n int`)

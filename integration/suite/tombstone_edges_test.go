@@ -15,6 +15,9 @@ import (
 	"github.com/cqlsafe/cqlsafe/tombstone"
 )
 
+// The tests of this file are bugs the adversarial reviews of 2026-11-27 found, each
+// described as it was before its fix; each fails on the code before that fix.
+
 // TestTombstoneReviewRecreatedVectorRowNoPanic: the row (a table with a vector column)
 // is recreated between Undelete's plan and its conditional restore. Cassandra answers
 // the batch [applied]=false with the existing row; gocql v1.7's MapExecuteBatchCAS

@@ -16,6 +16,9 @@ import (
 	tablev1 "github.com/cqlsafe/cqlsafe/table"
 )
 
+// The tests of this file are bugs the adversarial reviews of 2026-11-27 found, each
+// described as it was before its fix; each fails on the code before that fix.
+
 // kmrPair is one migration old → new (bucketKey) through both drivers.
 type kmrPair struct {
 	s0     *v1.Session
@@ -105,7 +108,7 @@ func kmrVerifyDiffers(t *testing.T, p kmrPair, sel string, n int) {
 }
 
 // TestV2KeymigrateReviewVerifyTupleElementNullVsZero: inside a tuple, a NULL element and
-// a zero one (0, ”, 0x) are different values. gocql v1.7's Unmarshal of a tuple (into
+// a zero one (0, empty text, 0x) are different values. gocql v1.7's Unmarshal of a tuple (into
 // *[]interface{}) fills a NULL element with its type's zero value, so Verify through
 // gocql v1.7 calls them equal.
 func TestV2KeymigrateReviewVerifyTupleElementNullVsZero(t *testing.T) {

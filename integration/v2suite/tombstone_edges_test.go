@@ -14,6 +14,9 @@ import (
 	"github.com/cqlsafe/cqlsafe/schema"
 )
 
+// The tests of this file are bugs the adversarial reviews of 2026-11-27 found, each
+// described as it was before its fix; each fails on the code before that fix.
+
 // reviewSetup makes a keyspace with the tables given, the tombstone table, a v2 session
 // through the proxy and a Store.
 func reviewSetup(t *testing.T, ddl ...string) (*tombstone.Store, func(name string) *tablev2.Table, *v1.Session) {
