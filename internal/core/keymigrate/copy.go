@@ -2,12 +2,12 @@ package keymigrate
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"sync"
 	"sync/atomic"
 
 	"github.com/cqlsafe/cqlsafe/internal/core/table"
+	"github.com/cqlsafe/cqlsafe/internal/core/value"
 )
 
 // scan holds the scan and copy statements of a migration.
@@ -87,26 +87,6 @@ func collectionTTL(ttls []*int, fields []bool) int {
 		longest = max(longest, *t)
 	}
 	return longest
-}
-
-// udtFields says which fields of a serialised UDT value hold a value (a field left out
-// at the end, or NULL, holds none).
-func udtFields(b []byte) []bool {
-	fields := []bool{}
-	for len(b) >= 4 {
-		l := int(int32(binary.BigEndian.Uint32(b)))
-		b = b[4:]
-		if l < 0 {
-			fields = append(fields, false)
-			continue
-		}
-		if l > len(b) {
-			break
-		}
-		fields = append(fields, true)
-		b = b[l:]
-	}
-	return fields
 }
 
 // copiedLists returns, for the row being copied, which non-frozen list columns (value
@@ -356,7 +336,7 @@ func (m *Migration[TI, U]) writeRow(ctx context.Context, sc scan[TI], rc rowCopy
 		case sc.cols[sc.nKey+j].Collection:
 			var fields []bool
 			if sc.cols[sc.nKey+j].IsUDT() {
-				fields = udtFields(rc.raw[sc.cols[sc.nKey+j].Name])
+				fields = value.UDTFields(rc.raw[sc.cols[sc.nKey+j].Name])
 			}
 			st.ttl = collectionTTL(rc.elemTTLs[j], fields)
 		case rc.ttls[j] != nil:

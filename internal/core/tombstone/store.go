@@ -11,6 +11,7 @@ import (
 	"github.com/cqlsafe/cqlsafe/internal/core/clientid"
 	"github.com/cqlsafe/cqlsafe/internal/core/cqltext"
 	"github.com/cqlsafe/cqlsafe/internal/core/table"
+	"github.com/cqlsafe/cqlsafe/internal/core/value"
 	"github.com/cqlsafe/cqlsafe/internal/core/wait"
 )
 
@@ -229,7 +230,7 @@ func (st *Store[TI, U, P]) readRow(ctx context.Context, t *table.Table[TI], key 
 		rs.newest = max(rs.newest, wts)
 		var fields []bool
 		if c.Collection && c.IsUDT() {
-			fields = udtFields(b)
+			fields = value.UDTFields(b)
 		}
 		left, err := cellTTL(ttl, c.Collection, fields)
 		if err != nil {
@@ -302,26 +303,6 @@ func cellTTL(b []byte, collection bool, fields []bool) (int, error) {
 		longest = max(longest, e)
 	}
 	return longest, nil
-}
-
-// udtFields says which fields of a serialised UDT value hold a value (a field left out
-// at the end, or NULL, holds none).
-func udtFields(b []byte) []bool {
-	fields := []bool{}
-	for len(b) >= 4 {
-		l := int(int32(binary.BigEndian.Uint32(b)))
-		b = b[4:]
-		if l < 0 {
-			fields = append(fields, false)
-			continue
-		}
-		if l > len(b) {
-			break
-		}
-		fields = append(fields, true)
-		b = b[l:]
-	}
-	return fields
 }
 
 // Delete: see the adapters' Store.Delete.

@@ -3,6 +3,8 @@ package tombstone
 import (
 	"encoding/binary"
 	"testing"
+
+	"github.com/cqlsafe/cqlsafe/internal/core/value"
 )
 
 func TestTombstoneCellTTL(t *testing.T) {
@@ -53,12 +55,12 @@ func TestTombstoneCellTTLOfUDT(t *testing.T) {
 	// {a: 1} of a three-field UDT written with TTL 3600: TTL() is [3600, null, null].
 	ttls := append(append(append(i32(3), i32(4)...), i32(3600)...), append(i32(-1), i32(-1)...)...)
 	val := append(i32(4), i32(1)...) // a = 1, b and c left out
-	if got, err := cellTTL(ttls, true, udtFields(val)); err != nil || got != 3600 {
+	if got, err := cellTTL(ttls, true, value.UDTFields(val)); err != nil || got != 3600 {
 		t.Fatalf("UDT with fields left out: %d, %v; want 3600", got, err)
 	}
 	// A field with a value and no TTL: none for the column.
 	val = append(append(i32(4), i32(1)...), append(i32(4), i32(2)...)...)
-	if got, err := cellTTL(ttls, true, udtFields(val)); err != nil || got != 0 {
+	if got, err := cellTTL(ttls, true, value.UDTFields(val)); err != nil || got != 0 {
 		t.Fatalf("UDT field without TTL: %d, %v; want 0", got, err)
 	}
 }

@@ -17,3 +17,24 @@ func JoinTuple(parts [][]byte) []byte {
 	}
 	return b
 }
+
+// UDTFields says which fields of a serialised UDT value hold a value (a field left out
+// at the end, or NULL, holds none): TTL() and WRITETIME() of a non-frozen UDT list one
+// entry per field, null for a field without a cell.
+func UDTFields(b []byte) []bool {
+	fields := []bool{}
+	for len(b) >= 4 {
+		l := int(int32(binary.BigEndian.Uint32(b)))
+		b = b[4:]
+		if l < 0 {
+			fields = append(fields, false)
+			continue
+		}
+		if l > len(b) {
+			break
+		}
+		fields = append(fields, true)
+		b = b[l:]
+	}
+	return fields
+}
