@@ -36,7 +36,8 @@ func Quote(name string) string {
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 }
 
-// MaxTableNameLength is the longest table name cqlsafe reads a table by: Cassandra 5.0
+// MaxTableNameLength is the longest table name cqlsafe reads a table by (every
+// character a letter, digit or _, as ValidName): Cassandra 5.0
 // takes table names longer than MaxIdentifierLength (the name and its 32-digit id make
 // the data directory's name: 255 − 33), and a table that exists must be describable.
 const MaxTableNameLength = 222
@@ -44,10 +45,15 @@ const MaxTableNameLength = 222
 // ValidTableName is ValidName for the name of an existing table: up to
 // MaxTableNameLength characters.
 func ValidTableName(name string) error {
-	if len(name) > MaxIdentifierLength && len(name) <= MaxTableNameLength {
-		return ValidName(name[:MaxIdentifierLength])
+	if len(name) <= MaxIdentifierLength || len(name) > MaxTableNameLength {
+		return ValidName(name)
 	}
-	return ValidName(name)
+	for i := 0; i < len(name); i++ {
+		if !isIdentPart(name[i]) {
+			return fmt.Errorf("%w: %q contains %q (letters, digits and _ only)", ErrIdentifier, name, name[i])
+		}
+	}
+	return nil
 }
 
 // QuoteQualified returns "keyspace"."table", or "table" when keyspace is empty.

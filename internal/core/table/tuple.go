@@ -44,9 +44,11 @@ func (t *Table[TI]) appendArgs(dst []any, tt cqltype.Type, v any) ([]any, error)
 	}
 	for i, e := range tt.Params {
 		el := elems[i]
-		if el == nil && e.Kind != cqltype.Tuple {
-			// A NULL element is bound as the driver's empty serialised value: the
-			// drivers refuse to marshal a plain nil as a UDT or a vector.
+		if el == nil && (e.Kind == cqltype.UDT || e.Kind == cqltype.Vector) {
+			// A NULL UDT or vector element is bound as the driver's empty serialised
+			// value: the drivers refuse to marshal a plain nil as either. Other NULL
+			// elements stay nil (the outbox records nil, not a value that marshals
+			// itself).
 			el = t.drv.RawOf(nil)
 		}
 		if dst, err = t.appendArgs(dst, e, el); err != nil {
