@@ -124,7 +124,11 @@ func TestV2SettleReviewLWTValues(t *testing.T) {
 		}
 		r, err := settle.LWT(context.Background(), s, retry.Statement{CQL: c.cql, Values: c.vals})
 		if err != nil || r.Outcome == settle.LWTNotApplied {
-			t.Errorf("%d: %s: applied, LWT says %v (%s), %v", i, c.cql, r.Outcome, r.Why, err)
+			t.Errorf("v2: %d: %s: applied, LWT says %v (%s), %v", i, c.cql, r.Outcome, r.Why, err)
+		}
+		r1, err := v1settle.LWT(context.Background(), s0, v1retry.Statement{CQL: c.cql, Values: c.vals})
+		if err != nil || r1.Outcome == v1settle.LWTNotApplied {
+			t.Errorf("gocql v1.7: %d: %s: applied, LWT says %v (%s), %v", i, c.cql, r1.Outcome, r1.Why, err)
 		}
 	}
 }

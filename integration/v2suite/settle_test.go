@@ -3,6 +3,7 @@ package v2suite
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -147,15 +148,18 @@ func TestV2SettleWrite(t *testing.T) {
 		t.Fatalf("counter: %v, %v; want unsettleable", st.Outcome, err)
 	}
 
-	// Bad input: an error before anything is read.
-	if _, err := settle.Write(ctx, s, ou, settle.At(gocql.Serial)); err == nil {
-		t.Fatal("At(SERIAL) accepted")
+	// Bad input: the option's error, before anything is read (the write and the LWT
+	// given would settle otherwise: the bad option alone fails them).
+	landed, _ := reviewUnknown("kv", ou.Timestamp)
+	if _, err := settle.Write(ctx, s, landed, settle.At(gocql.Serial)); err == nil || !strings.Contains(err.Error(), "cannot read") {
+		t.Fatalf("At(SERIAL): %v, want refused", err)
 	}
-	if _, err := settle.Write(ctx, s, nil); err == nil {
-		t.Fatal("nil error accepted")
+	if _, err := settle.Write(ctx, s, nil); err == nil || errors.Is(err, settle.ErrUnsettleable) {
+		t.Fatalf("nil error: %v, want refused", err)
 	}
-	if _, err := settle.LWT(ctx, s, ou.Statements[0], settle.Serial(gocql.Quorum)); err == nil {
-		t.Fatal("Serial(QUORUM) accepted")
+	lwt := retry.Statement{CQL: `INSERT INTO kv (id, v) VALUES (?, ?) IF NOT EXISTS`, Values: []any{40, "x"}}
+	if _, err := settle.LWT(ctx, s, lwt, settle.Serial(gocql.Quorum)); err == nil || !strings.Contains(err.Error(), "want SERIAL or LOCAL_SERIAL") {
+		t.Fatalf("Serial(QUORUM): %v, want refused", err)
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 	"github.com/cqlsafe/cqlsafe/gocqlv2/tombstone"
 	"github.com/cqlsafe/cqlsafe/integration/harness"
 	"github.com/cqlsafe/cqlsafe/schema"
+	tablev1 "github.com/cqlsafe/cqlsafe/table"
+	tombstonev1 "github.com/cqlsafe/cqlsafe/tombstone"
 )
 
 // The tests of this file are bugs the adversarial reviews of 2026-11-27 found, each
@@ -56,10 +58,28 @@ func reviewSetupAll(t *testing.T, ddl ...string) (*tombstone.Store, func(name st
 // the row marker) in the INSERT USING TTL 0: the row that would have expired within
 // the hour now lives for ever.
 func TestV2TombstoneReviewNonFrozenUDTNullFieldKeepsTTL(t *testing.T) {
-	st, describe, s0 := reviewSetup(t, `CREATE TYPE ua (a int, b blob, c text)`,
+	st, describe, s0, _, ks := reviewSetupAll(t, `CREATE TYPE ua (a int, b blob, c text)`,
 		`CREATE TABLE tu (k int PRIMARY KEY, u ua, n int)`,
-		`INSERT INTO tu (k, u, n) VALUES (1, {a: 1}, 4) USING TTL 3600`)
+		`INSERT INTO tu (k, u, n) VALUES (1, {a: 1}, 4) USING TTL 3600`,
+		`INSERT INTO tu (k, u, n) VALUES (2, {a: 1}, 4) USING TTL 3600`)
 	ctx := context.Background()
+	check := func(drv string, k int, expires map[string]time.Time) {
+		t.Helper()
+		var ttlU []*int
+		var ttlN *int
+		if err := s0.Query(`SELECT TTL(u), TTL(n) FROM tu WHERE k = ?`, k).Scan(&ttlU, &ttlN); err != nil {
+			t.Fatal(err)
+		}
+		_, recorded := expires["u"]
+		if !recorded || len(ttlU) == 0 || ttlU[0] == nil || *ttlU[0] > 3600 {
+			got := "null"
+			if len(ttlU) > 0 && ttlU[0] != nil {
+				got = time.Duration(*ttlU[0] * int(time.Second)).String()
+			}
+			t.Fatalf("%s: u was written USING TTL 3600 (n too: restored TTL(n) %v); record expiry for u: %v; restored TTL(u.a) %s, want ≈1h",
+				drv, deref(ttlN), recorded, got)
+		}
+	}
 	tbl := describe("tu")
 	key := map[string]any{"k": 1}
 	rec, err := st.Delete(ctx, tbl, key, "cmd")
@@ -69,20 +89,25 @@ func TestV2TombstoneReviewNonFrozenUDTNullFieldKeepsTTL(t *testing.T) {
 	if _, err := st.Undelete(ctx, tbl, key, "cmd"); err != nil {
 		t.Fatal(err)
 	}
-	var ttlU []*int
-	var ttlN *int
-	if err := s0.Query(`SELECT TTL(u), TTL(n) FROM tu WHERE k = 1`).Scan(&ttlU, &ttlN); err != nil {
+	check("v2", 1, rec.Expires)
+	// The same row through gocql v1.7's Store.
+	st1, err := tombstonev1.New(ctx, s0, ks, "tombstones")
+	if err != nil {
 		t.Fatal(err)
 	}
-	_, recorded := rec.Expires["u"]
-	if !recorded || len(ttlU) == 0 || ttlU[0] == nil || *ttlU[0] > 3600 {
-		got := "null"
-		if len(ttlU) > 0 && ttlU[0] != nil {
-			got = time.Duration(*ttlU[0] * int(time.Second)).String()
-		}
-		t.Fatalf("u was written USING TTL 3600 (n too: restored TTL(n) %v); record expiry for u: %v; restored TTL(u.a) %s, want ≈1h",
-			deref(ttlN), recorded, got)
+	tbl1, err := tablev1.Describe(ctx, s0, ks, "tu")
+	if err != nil {
+		t.Fatal(err)
 	}
+	key1 := map[string]any{"k": 2}
+	rec1, err := st1.Delete(ctx, tbl1, key1, "cmd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st1.Undelete(ctx, tbl1, key1, "cmd"); err != nil {
+		t.Fatal(err)
+	}
+	check("gocql v1.7", 2, rec1.Expires)
 }
 
 func deref(p *int) any {
