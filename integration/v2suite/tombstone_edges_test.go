@@ -19,14 +19,9 @@ import (
 // The tests of this file are bugs the adversarial reviews of 2026-11-27 found, each
 // described as it was before its fix; each fails on the code before that fix.
 
-// reviewSetup makes a keyspace with the tables given, the tombstone table, a v2 session
-// through the proxy and a Store.
-func reviewSetup(t *testing.T, ddl ...string) (*tombstone.Store, func(name string) *tablev2.Table, *v1.Session) {
-	st, describe, s0, _, _ := reviewSetupAll(t, ddl...)
-	return st, describe, s0
-}
-
-// reviewSetupAll is reviewSetup that also gives the v2 session and the keyspace.
+// reviewSetupAll makes a keyspace with the tables given, the tombstone table, a v2
+// session through the proxy and a Store; it returns them, the harness's session and the
+// keyspace.
 func reviewSetupAll(t *testing.T, ddl ...string) (*tombstone.Store, func(name string) *tablev2.Table, *v1.Session, *gocql.Session, string) {
 	t.Helper()
 	s0, ks := node.Keyspace(t)
