@@ -266,6 +266,9 @@ func (m *Migration[TI, U]) RunWorker(ctx context.Context, opts ...WorkerOption) 
 			lease := clientid.NewRandom()
 			res, err := l.claimRange(ctx, r, c.id, lease, int(c.leaseTTL/time.Second))
 			if ctx.Err() != nil {
+				if l.giveBack(r, lease, res) {
+					rep.Released++
+				}
 				return rep, ctx.Err()
 			}
 			if err != nil || res != lwtApplied {
@@ -439,4 +442,17 @@ func (w *worker[TI, U]) copy(ctx context.Context, r int, claim [16]byte) error {
 	_ = w.l.logClaim(ctx, r, claim, w.c.id, stateDone, rows)
 	w.event(r, "done", rows)
 	return nil
+}
+
+// giveBack releases range r's lease when the worker was stopped as its claim ended:
+// a claim that applied (or may have) would otherwise hold the range for a lease TTL.
+// It uses a short context of its own (the worker's is done) and reports a release.
+func (l *leases) giveBack(r int, lease [16]byte, claimed lwtResult) bool {
+	if claimed == lwtNotApplied {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, _ := l.releaseRange(ctx, r, lease)
+	return res == lwtApplied
 }
