@@ -5,15 +5,20 @@ go 1.25.0
 require (
 	github.com/apache/cassandra-gocql-driver/v2 v2.1.2
 	github.com/cqlsafe/cqlsafe/gocqlv2 v0.0.0
+	github.com/cqlsafe/cqlsafe/gocqlv2/otel v0.0.0
 	github.com/gocql/gocql v1.7.0
 	github.com/scylladb/gocqlx/v2 v2.8.0
 	github.com/testcontainers/testcontainers-go v0.44.0
 	github.com/testcontainers/testcontainers-go/modules/cassandra v0.44.0
+	go.opentelemetry.io/otel/sdk v1.46.0
+	go.opentelemetry.io/otel/sdk/metric v1.46.0
 )
 
 require (
+	github.com/cqlsafe/cqlsafe/internal/otelcore v0.0.0 // indirect
 	github.com/docker/go-connections v0.7.0 // indirect
 	github.com/scylladb/go-reflectx v1.0.1 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 )
 
 require (
@@ -30,12 +35,11 @@ require (
 	github.com/cqlsafe/cqlsafe v0.0.0
 	github.com/cqlsafe/cqlsafe/examples/orders v0.0.0
 	github.com/cqlsafe/cqlsafe/internal/core v0.0.0
-	github.com/davecgh/go-spew v1.1.1 // indirect
 	github.com/distribution/reference v0.6.0 // indirect
 	github.com/docker/go-units v0.5.0 // indirect
 	github.com/ebitengine/purego v0.10.1 // indirect
 	github.com/felixge/httpsnoop v1.1.0 // indirect
-	github.com/go-logr/logr v1.4.3 // indirect
+	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-ole/go-ole v1.3.0 // indirect
 	github.com/golang/snappy v0.0.4 // indirect
@@ -56,23 +60,21 @@ require (
 	github.com/moby/term v0.5.2 // indirect
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
-	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/power-devops/perfstat v0.0.0-20240221224432-82ca36839d55 // indirect
 	github.com/shirou/gopsutil/v4 v4.26.6 // indirect
 	github.com/sirupsen/logrus v1.9.4 // indirect
-	github.com/stretchr/testify v1.11.1 // indirect
+	github.com/stretchr/testify v1.12.1 // indirect
 	github.com/tklauser/go-sysconf v0.4.0 // indirect
 	github.com/tklauser/numcpus v0.12.0 // indirect
 	github.com/yusufpapurcu/wmi v1.2.4 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.69.0 // indirect
-	go.opentelemetry.io/otel v1.44.0 // indirect
-	go.opentelemetry.io/otel/metric v1.44.0 // indirect
-	go.opentelemetry.io/otel/trace v1.44.0 // indirect
+	go.opentelemetry.io/otel v1.46.0
+	go.opentelemetry.io/otel/metric v1.46.0 // indirect
+	go.opentelemetry.io/otel/trace v1.46.0
 	golang.org/x/crypto v0.54.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
 	gopkg.in/inf.v0 v0.9.1
-	gopkg.in/yaml.v3 v3.0.1 // indirect
 	software.sslmate.com/src/go-pkcs12 v0.7.3 // indirect
 )
 
@@ -83,3 +85,7 @@ replace github.com/cqlsafe/cqlsafe/internal/core => ../internal/core
 replace github.com/cqlsafe/cqlsafe/examples/orders => ../examples/orders
 
 replace github.com/cqlsafe/cqlsafe/gocqlv2 => ../gocqlv2
+
+replace github.com/cqlsafe/cqlsafe/gocqlv2/otel => ../gocqlv2/otel
+
+replace github.com/cqlsafe/cqlsafe/internal/otelcore => ../internal/otelcore

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/cqlsafe/cqlsafe/clientid"
+	"github.com/cqlsafe/cqlsafe/integration/otelrec"
 	"github.com/cqlsafe/cqlsafe/retry"
 )
 
@@ -26,7 +27,7 @@ func TestClockOffsetGauge(t *testing.T) {
 	}
 	defer reg.Unregister()
 	gauge := func(name string) []metricdata.DataPoint[float64] {
-		m := r.metric(t, name)
+		m := r.Metric(t, name)
 		if m == nil {
 			return nil
 		}
@@ -50,7 +51,7 @@ func TestClockOffsetGauge(t *testing.T) {
 	if got := pts[0].Value; got < 1.95 || got > 2.05 || got != o.Offset.Seconds() {
 		t.Errorf("cqlsafe.clock.offset = %v s, MeasureClock said %v; want about 2 s", got, o)
 	}
-	if !hasAll(pts[0].Attributes, []attribute.KeyValue{attribute.String("service.instance.id", "orders-1"), attribute.String("server.address", o.Host)}) {
+	if !otelrec.HasAll(pts[0].Attributes, []attribute.KeyValue{attribute.String("service.instance.id", "orders-1"), attribute.String("server.address", o.Host)}) {
 		t.Errorf("attributes %v", pts[0].Attributes.Encoded(attribute.DefaultEncoder()))
 	}
 	u := gauge("cqlsafe.clock.offset.uncertainty")

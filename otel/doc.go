@@ -4,7 +4,8 @@
 //
 // It is its own module (github.com/cqlsafe/cqlsafe/otel) so the core module keeps its
 // small dependency list; its package name, cqlsafeotel, keeps it apart from
-// go.opentelemetry.io/otel in the same file.
+// go.opentelemetry.io/otel in the same file. For the Apache Cassandra Go driver v2 the
+// same API is github.com/cqlsafe/cqlsafe/gocqlv2/otel (one implementation serves both).
 //
 // Wire it in two places: the retry Policy (retry.WithTracer) opens one span per logical
 // execution, and the session's gocql observers (QueryObserver, BatchObserver, which

@@ -5,6 +5,7 @@ go 1.25.0
 require (
 	github.com/cqlsafe/cqlsafe v0.0.0
 	github.com/cqlsafe/cqlsafe/integration v0.0.0
+	github.com/cqlsafe/cqlsafe/internal/otelcore v0.0.0
 	github.com/gocql/gocql v1.7.0
 	go.opentelemetry.io/otel v1.46.0
 	go.opentelemetry.io/otel/metric v1.46.0
@@ -52,6 +53,8 @@ require (
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/power-devops/perfstat v0.0.0-20240221224432-82ca36839d55 // indirect
+	github.com/scylladb/go-reflectx v1.0.1 // indirect
+	github.com/scylladb/gocqlx/v2 v2.8.0 // indirect
 	github.com/shirou/gopsutil/v4 v4.26.6 // indirect
 	github.com/sirupsen/logrus v1.9.4 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
@@ -75,3 +78,5 @@ replace (
 )
 
 replace github.com/cqlsafe/cqlsafe/internal/core => ../internal/core
+
+replace github.com/cqlsafe/cqlsafe/internal/otelcore => ../internal/otelcore

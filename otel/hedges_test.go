@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/cqlsafe/cqlsafe/integration/otelrec"
 	cqlsafeotel "github.com/cqlsafe/cqlsafe/otel"
 	"github.com/cqlsafe/cqlsafe/retry"
 )
@@ -82,8 +83,8 @@ func TestOtelHedges(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				rec := newRecorded(t)
 				if !sampled {
-					tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()), sdktrace.WithSpanProcessor(rec.spans))
-					inst, err := cqlsafeotel.New(cqlsafeotel.WithTracerProvider(tp), cqlsafeotel.WithMeterProvider(rec.mp))
+					tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()), sdktrace.WithSpanProcessor(rec.Spans))
+					inst, err := cqlsafeotel.New(cqlsafeotel.WithTracerProvider(tp), cqlsafeotel.WithMeterProvider(rec.MP))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -101,18 +102,18 @@ func TestOtelHedges(t *testing.T) {
 				tc.run(tr, observe, timed)
 
 				op := attribute.String("cqlsafe.operation", "test.Hedge")
-				if got := rec.sum(t, "cqlsafe.hedges.sent", op); got != tc.sent {
+				if got := rec.Sum(t, "cqlsafe.hedges.sent", op); got != tc.sent {
 					t.Errorf("cqlsafe.hedges.sent = %d, want %d", got, tc.sent)
 				}
-				if got := rec.sum(t, "cqlsafe.hedges.won", op); got != tc.won {
+				if got := rec.Sum(t, "cqlsafe.hedges.won", op); got != tc.won {
 					t.Errorf("cqlsafe.hedges.won = %d, want %d", got, tc.won)
 				}
 				if tc.failed {
-					if got := rec.sum(t, "cqlsafe.hedges.sent", op, attribute.String("error.type", "fatal")); got != tc.sent {
+					if got := rec.Sum(t, "cqlsafe.hedges.sent", op, attribute.String("error.type", "fatal")); got != tc.sent {
 						t.Errorf("cqlsafe.hedges.sent{error.type=fatal} = %d, want %d", got, tc.sent)
 					}
 				}
-				spans := rec.spans.Ended()
+				spans := rec.Spans.Ended()
 				if !sampled {
 					if len(spans) != 0 {
 						t.Errorf("%d spans recorded unsampled", len(spans))
@@ -122,13 +123,13 @@ func TestOtelHedges(t *testing.T) {
 				if len(spans) != 1 {
 					t.Fatalf("%d spans", len(spans))
 				}
-				a := attrs(spans[0].Attributes())
+				a := otelrec.Attrs(spans[0].Attributes())
 				if v, ok := a["cqlsafe.hedges"]; (tc.sent > 0) != ok || ok && v.AsInt64() != tc.sent {
 					t.Errorf("span cqlsafe.hedges = %v (set %v), want %d", v.AsInt64(), ok, tc.sent)
 				}
 				var got []string
 				for _, ev := range spans[0].Events() {
-					e := attrs(ev.Attributes)
+					e := otelrec.Attrs(ev.Attributes)
 					s := "ok"
 					if et, ok := e["error.type"]; ok {
 						s = et.AsString()
@@ -155,7 +156,7 @@ func TestOtelHedges(t *testing.T) {
 // Instrumentations on one meter provider add up.
 func TestOtelAttemptsObservedPerSet(t *testing.T) {
 	rec := newRecorded(t)
-	other, err := cqlsafeotel.New(cqlsafeotel.WithTracerProvider(rec.tp), cqlsafeotel.WithMeterProvider(rec.mp))
+	other, err := cqlsafeotel.New(cqlsafeotel.WithTracerProvider(rec.TP), cqlsafeotel.WithMeterProvider(rec.MP))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,20 +171,20 @@ func TestOtelAttemptsObservedPerSet(t *testing.T) {
 		tr.End(nil, 2)
 	}
 	op := attribute.String("cqlsafe.operation", "test.Count")
-	if got := rec.sum(t, "cqlsafe.attempts", op); got != 10 {
-		t.Errorf("cqlsafe.attempts = %d, want 10: %v", got, rec.points(t, "cqlsafe.attempts"))
+	if got := rec.Sum(t, "cqlsafe.attempts", op); got != 10 {
+		t.Errorf("cqlsafe.attempts = %d, want 10: %v", got, rec.Points(t, "cqlsafe.attempts"))
 	}
-	if got := rec.sum(t, "cqlsafe.attempts", op, attribute.String("error.type", "write_timeout")); got != 2 {
+	if got := rec.Sum(t, "cqlsafe.attempts", op, attribute.String("error.type", "write_timeout")); got != 2 {
 		t.Errorf("cqlsafe.attempts{write_timeout} = %d, want 2", got)
 	}
-	if pts := rec.points(t, "cqlsafe.attempts"); len(pts) != 2 {
+	if pts := rec.Points(t, "cqlsafe.attempts"); len(pts) != 2 {
 		t.Errorf("points %v, want one per attribute set", pts)
 	}
 	// Read again: cumulative, as before.
-	if got := rec.sum(t, "cqlsafe.attempts", op); got != 10 {
+	if got := rec.Sum(t, "cqlsafe.attempts", op); got != 10 {
 		t.Errorf("second read: cqlsafe.attempts = %d, want 10", got)
 	}
-	m := rec.metric(t, "cqlsafe.attempts")
+	m := rec.Metric(t, "cqlsafe.attempts")
 	if m.Unit != "{attempt}" || m.Description == "" {
 		t.Errorf("unit %q, description %q", m.Unit, m.Description)
 	}

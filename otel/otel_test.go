@@ -3,7 +3,6 @@ package cqlsafeotel_test
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/cqlsafe/cqlsafe/integration/faultproxy"
 	"github.com/cqlsafe/cqlsafe/integration/harness"
+	"github.com/cqlsafe/cqlsafe/integration/otelrec"
 	cqlsafeotel "github.com/cqlsafe/cqlsafe/otel"
 	"github.com/cqlsafe/cqlsafe/retry"
 	"github.com/cqlsafe/cqlsafe/settle"
@@ -55,15 +55,15 @@ func TestOtelDroppedResponseOneSpanTwoAttempts(t *testing.T) {
 		t.Fatalf("v = %q", v)
 	}
 
-	spans := rec.spans.Ended()
+	spans := rec.Spans.Ended()
 	if len(spans) != 1 {
-		t.Fatalf("%d spans, want one for the logical write: %v", len(spans), spanNames(spans))
+		t.Fatalf("%d spans, want one for the logical write: %v", len(spans), otelrec.SpanNames(spans))
 	}
 	sp := spans[0]
 	if sp.Name() != "test.Put" || sp.SpanKind() != trace.SpanKindClient {
 		t.Errorf("span %q kind %v, want test.Put client", sp.Name(), sp.SpanKind())
 	}
-	a := attrs(sp.Attributes())
+	a := otelrec.Attrs(sp.Attributes())
 	for k, want := range map[attribute.Key]attribute.Value{
 		"db.system.name":     attribute.StringValue("cassandra"),
 		"db.namespace":       attribute.StringValue(ks),
@@ -88,7 +88,7 @@ func TestOtelDroppedResponseOneSpanTwoAttempts(t *testing.T) {
 	if len(evs) != 2 {
 		t.Fatalf("%d events, want 2 attempts: %v", len(evs), evs)
 	}
-	first, second := attrs(evs[0].Attributes), attrs(evs[1].Attributes)
+	first, second := otelrec.Attrs(evs[0].Attributes), otelrec.Attrs(evs[1].Attributes)
 	for i, e := range []map[attribute.Key]attribute.Value{first, second} {
 		if evs[i].Name != "attempt" || e["cqlsafe.attempt"].AsInt64() != int64(i+1) {
 			t.Errorf("event %d: %s attempt %v", i, evs[i].Name, e["cqlsafe.attempt"].String())
@@ -115,23 +115,23 @@ func TestOtelDroppedResponseOneSpanTwoAttempts(t *testing.T) {
 	if got := counting.queries.Load() - before; got != 2 {
 		t.Errorf("the application's own observer saw %d attempts, want 2 (chained)", got)
 	}
-	assertNoValue(t, sp, secret)
+	otelrec.AssertNoValue(t, sp, secret)
 
 	op := attribute.String("cqlsafe.operation", "test.Put")
-	if got := rec.sum(t, "cqlsafe.attempts", op); got != 2 {
-		t.Errorf("cqlsafe.attempts = %d, want 2: %v", got, rec.points(t, "cqlsafe.attempts"))
+	if got := rec.Sum(t, "cqlsafe.attempts", op); got != 2 {
+		t.Errorf("cqlsafe.attempts = %d, want 2: %v", got, rec.Points(t, "cqlsafe.attempts"))
 	}
-	if got := rec.sum(t, "cqlsafe.attempts", op, attribute.String("error.type", "client_timeout")); got != 1 {
+	if got := rec.Sum(t, "cqlsafe.attempts", op, attribute.String("error.type", "client_timeout")); got != 1 {
 		t.Errorf("cqlsafe.attempts{client_timeout} = %d, want 1", got)
 	}
-	if got := rec.sum(t, "cqlsafe.retries", op, attribute.String("error.type", "client_timeout"),
+	if got := rec.Sum(t, "cqlsafe.retries", op, attribute.String("error.type", "client_timeout"),
 		attribute.String("cqlsafe.decision", "retry")); got != 1 {
-		t.Errorf("cqlsafe.retries = %d, want 1: %v", got, rec.points(t, "cqlsafe.retries"))
+		t.Errorf("cqlsafe.retries = %d, want 1: %v", got, rec.Points(t, "cqlsafe.retries"))
 	}
-	if got := rec.sum(t, "cqlsafe.refusals"); got != 0 {
+	if got := rec.Sum(t, "cqlsafe.refusals"); got != 0 {
 		t.Errorf("cqlsafe.refusals = %d, want 0", got)
 	}
-	if got := rec.histogramCount(t, "cqlsafe.operation.duration", op); got != 1 {
+	if got := rec.HistogramCount(t, "cqlsafe.operation.duration", op); got != 1 {
 		t.Errorf("cqlsafe.operation.duration has %d values, want 1 (per logical operation)", got)
 	}
 }
@@ -162,12 +162,12 @@ func TestOtelRefusedCounterRetryCounted(t *testing.T) {
 		t.Fatalf("counter = %d, want 1 (applied once, never re-sent)", n)
 	}
 
-	spans := rec.spans.Ended()
+	spans := rec.Spans.Ended()
 	if len(spans) != 1 {
-		t.Fatalf("%d spans: %v", len(spans), spanNames(spans))
+		t.Fatalf("%d spans: %v", len(spans), otelrec.SpanNames(spans))
 	}
 	sp := spans[0]
-	a := attrs(sp.Attributes())
+	a := otelrec.Attrs(sp.Attributes())
 	if a["cqlsafe.outcome"].AsString() != "unknown" || a["cqlsafe.idempotent"].AsBool() ||
 		a["cqlsafe.attempts"].AsInt64() != 1 || a["db.operation.name"].AsString() != "UPDATE" ||
 		a["error.type"].AsString() != "client_timeout" {
@@ -185,24 +185,24 @@ func TestOtelRefusedCounterRetryCounted(t *testing.T) {
 	if len(evs) != 1 {
 		t.Fatalf("%d events, want 1: %v", len(evs), evs)
 	}
-	e := attrs(evs[0].Attributes)
+	e := otelrec.Attrs(evs[0].Attributes)
 	if e["cqlsafe.decision"].AsString() != "refuse" || e["cqlsafe.refusal.reason"].AsString() != "not_idempotent" ||
 		e["cqlsafe.why"].AsString() == "" || e["server.address"].AsString() == "" {
 		t.Errorf("attempt event %v", evs[0].Attributes)
 	}
 
 	op := attribute.String("cqlsafe.operation", "test.Count")
-	if got := rec.sum(t, "cqlsafe.refusals", op, attribute.String("cqlsafe.refusal.reason", "not_idempotent"),
+	if got := rec.Sum(t, "cqlsafe.refusals", op, attribute.String("cqlsafe.refusal.reason", "not_idempotent"),
 		attribute.String("error.type", "client_timeout"), attribute.String("db.operation.name", "UPDATE")); got != 1 {
-		t.Errorf("refusals{not_idempotent, client_timeout} = %d, want 1: %v", got, rec.points(t, "cqlsafe.refusals"))
+		t.Errorf("refusals{not_idempotent, client_timeout} = %d, want 1: %v", got, rec.Points(t, "cqlsafe.refusals"))
 	}
-	if got := rec.sum(t, "cqlsafe.outcome_unknown", op, attribute.String("error.type", "client_timeout")); got != 1 {
-		t.Errorf("outcome_unknown = %d, want 1: %v", got, rec.points(t, "cqlsafe.outcome_unknown"))
+	if got := rec.Sum(t, "cqlsafe.outcome_unknown", op, attribute.String("error.type", "client_timeout")); got != 1 {
+		t.Errorf("outcome_unknown = %d, want 1: %v", got, rec.Points(t, "cqlsafe.outcome_unknown"))
 	}
-	if got := rec.sum(t, "cqlsafe.retries"); got != 0 {
+	if got := rec.Sum(t, "cqlsafe.retries"); got != 0 {
 		t.Errorf("retries = %d, want 0", got)
 	}
-	if got := rec.sum(t, "cqlsafe.attempts", op); got != 1 {
+	if got := rec.Sum(t, "cqlsafe.attempts", op); got != 1 {
 		t.Errorf("attempts = %d, want 1", got)
 	}
 }
@@ -227,12 +227,12 @@ func TestOtelBatchQueryText(t *testing.T) {
 	if err := s0.Query(`SELECT WRITETIME(v) FROM kv WHERE id = 1`).Scan(&wt); err != nil {
 		t.Fatal(err)
 	}
-	spans := rec.spans.Ended()
+	spans := rec.Spans.Ended()
 	if len(spans) != 1 {
-		t.Fatalf("%d spans: %v", len(spans), spanNames(spans))
+		t.Fatalf("%d spans: %v", len(spans), otelrec.SpanNames(spans))
 	}
 	sp := spans[0]
-	a := attrs(sp.Attributes())
+	a := otelrec.Attrs(sp.Attributes())
 	if sp.Name() != "retry.ExecBatch" || a["db.operation.name"].AsString() != "BATCH INSERT" ||
 		a["db.operation.batch.size"].AsInt64() != 2 || a["cqlsafe.timestamp"].AsInt64() != wt ||
 		a["cqlsafe.attempts"].AsInt64() != 1 {
@@ -244,7 +244,7 @@ func TestOtelBatchQueryText(t *testing.T) {
 	if len(sp.Events()) != 1 || counting.batches.Load() != 1 {
 		t.Errorf("%d events, application observer saw %d batches; want 1 and 1", len(sp.Events()), counting.batches.Load())
 	}
-	assertNoValue(t, sp, secret)
+	otelrec.AssertNoValue(t, sp, secret)
 }
 
 // TestOtelDoStepsAreChildSpans: retry.Do is one span; each Exec step inside it is a
@@ -265,13 +265,13 @@ func TestOtelDoStepsAreChildSpans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spans := rec.spans.Ended()
+	spans := rec.Spans.Ended()
 	if len(spans) != 2 {
-		t.Fatalf("%d spans: %v", len(spans), spanNames(spans))
+		t.Fatalf("%d spans: %v", len(spans), otelrec.SpanNames(spans))
 	}
 	step, do := spans[0], spans[1]
 	if do.Name() != "retry.Do" || step.Name() != "retry.Exec" {
-		t.Fatalf("spans %v", spanNames(spans))
+		t.Fatalf("spans %v", otelrec.SpanNames(spans))
 	}
 	if step.Parent().SpanID() != do.SpanContext().SpanID() {
 		t.Errorf("the step's parent is %v, want the Do span %v", step.Parent().SpanID(), do.SpanContext().SpanID())
@@ -279,7 +279,7 @@ func TestOtelDoStepsAreChildSpans(t *testing.T) {
 	if len(do.Events()) != 0 || len(step.Events()) != 1 {
 		t.Errorf("events: Do %d (want 0), step %d (want 1)", len(do.Events()), len(step.Events()))
 	}
-	if got := attrs(do.Attributes())["cqlsafe.attempts"].AsInt64(); got != 1 {
+	if got := otelrec.Attrs(do.Attributes())["cqlsafe.attempts"].AsInt64(); got != 1 {
 		t.Errorf("Do attempts = %d", got)
 	}
 }
@@ -329,15 +329,15 @@ func TestOtelHedgeWinsDroppedResponse(t *testing.T) {
 	}
 
 	var sp sdktrace.ReadOnlySpan
-	for _, x := range rec.spans.Ended() {
+	for _, x := range rec.Spans.Ended() {
 		if x.Name() == "test.Hedged" {
 			sp = x
 		}
 	}
 	if sp == nil {
-		t.Fatalf("no test.Hedged span: %v", spanNames(rec.spans.Ended()))
+		t.Fatalf("no test.Hedged span: %v", otelrec.SpanNames(rec.Spans.Ended()))
 	}
-	a := attrs(sp.Attributes())
+	a := otelrec.Attrs(sp.Attributes())
 	if rows != 1 || wt != a["cqlsafe.timestamp"].AsInt64() {
 		t.Errorf("%d rows, WRITETIME %d; want 1 row at the pinned %d", rows, wt, a["cqlsafe.timestamp"].AsInt64())
 	}
@@ -346,7 +346,7 @@ func TestOtelHedgeWinsDroppedResponse(t *testing.T) {
 	}
 	var marked int
 	for _, ev := range sp.Events() {
-		e := attrs(ev.Attributes)
+		e := otelrec.Attrs(ev.Attributes)
 		if _, ok := e["cqlsafe.decision"]; ok {
 			t.Errorf("an attempt was decided on: %v", ev.Attributes)
 		}
@@ -362,16 +362,16 @@ func TestOtelHedgeWinsDroppedResponse(t *testing.T) {
 	}
 
 	op := attribute.String("cqlsafe.operation", "test.Hedged")
-	if got := rec.sum(t, "cqlsafe.hedges.sent", op); got < 1 {
-		t.Errorf("cqlsafe.hedges.sent = %d, want ≥ 1: %v", got, rec.points(t, "cqlsafe.hedges.sent"))
+	if got := rec.Sum(t, "cqlsafe.hedges.sent", op); got < 1 {
+		t.Errorf("cqlsafe.hedges.sent = %d, want ≥ 1: %v", got, rec.Points(t, "cqlsafe.hedges.sent"))
 	}
-	if got := rec.sum(t, "cqlsafe.hedges.won", op); got != 1 {
-		t.Errorf("cqlsafe.hedges.won = %d, want 1: %v", got, rec.points(t, "cqlsafe.hedges.won"))
+	if got := rec.Sum(t, "cqlsafe.hedges.won", op); got != 1 {
+		t.Errorf("cqlsafe.hedges.won = %d, want 1: %v", got, rec.Points(t, "cqlsafe.hedges.won"))
 	}
-	if got := rec.sum(t, "cqlsafe.hedges.sent", attribute.String("cqlsafe.operation", "test.Warm")); got != 0 {
+	if got := rec.Sum(t, "cqlsafe.hedges.sent", attribute.String("cqlsafe.operation", "test.Warm")); got != 0 {
 		t.Errorf("the warm-up write sent %d hedges", got)
 	}
-	if got := rec.sum(t, "cqlsafe.retries"); got != 0 {
+	if got := rec.Sum(t, "cqlsafe.retries"); got != 0 {
 		t.Errorf("cqlsafe.retries = %d, want 0", got)
 	}
 }
@@ -393,52 +393,27 @@ func TestOtelSettleLanded(t *testing.T) {
 	if !errors.As(err, &ou) {
 		t.Fatalf("err = %v, want an unknown outcome", err)
 	}
-	ctx, span := rec.tp.Tracer("app").Start(context.Background(), "app.Repair")
+	ctx, span := rec.TP.Tracer("app").Start(context.Background(), "app.Repair")
 	res, err := settle.Write(ctx, s0, ou, settle.WithObserver(rec.inst))
 	span.End()
 	if err != nil || res.Outcome != settle.Landed {
 		t.Fatalf("settled %v, %v; want landed", res.Outcome, err)
 	}
-	if got := rec.sum(t, "cqlsafe.settle.results", attribute.String("cqlsafe.settle.kind", "write"),
+	if got := rec.Sum(t, "cqlsafe.settle.results", attribute.String("cqlsafe.settle.kind", "write"),
 		attribute.String("cqlsafe.settle.outcome", "landed")); got != 1 {
-		t.Errorf("cqlsafe.settle.results{write, landed} = %d, want 1: %v", got, rec.points(t, "cqlsafe.settle.results"))
+		t.Errorf("cqlsafe.settle.results{write, landed} = %d, want 1: %v", got, rec.Points(t, "cqlsafe.settle.results"))
 	}
 	var found bool
-	for _, x := range rec.spans.Ended() {
+	for _, x := range rec.Spans.Ended() {
 		if x.Name() != "app.Repair" {
 			continue
 		}
 		for _, ev := range x.Events() {
-			e := attrs(ev.Attributes)
+			e := otelrec.Attrs(ev.Attributes)
 			found = found || ev.Name == "settle" && e["cqlsafe.settle.outcome"].AsString() == "landed" && e["cqlsafe.settle.statements"].AsInt64() == 1
 		}
 	}
 	if !found {
-		t.Errorf("no settle event on the application's span: %v", spanNames(rec.spans.Ended()))
-	}
-}
-
-func spanNames(spans []sdktrace.ReadOnlySpan) []string {
-	var out []string
-	for _, s := range spans {
-		out = append(out, s.Name())
-	}
-	return out
-}
-
-// assertNoValue fails if any attribute of the span or its events holds value.
-func assertNoValue(t *testing.T, sp sdktrace.ReadOnlySpan, value string) {
-	t.Helper()
-	all := append([]attribute.KeyValue(nil), sp.Attributes()...)
-	for _, e := range sp.Events() {
-		all = append(all, e.Attributes...)
-	}
-	for _, kv := range all {
-		if strings.Contains(kv.Value.String(), value) {
-			t.Errorf("attribute %s holds a bound value: %s", kv.Key, kv.Value.String())
-		}
-	}
-	if strings.Contains(sp.Status().Description, value) {
-		t.Errorf("status holds a bound value: %s", sp.Status().Description)
+		t.Errorf("no settle event on the application's span: %v", otelrec.SpanNames(rec.Spans.Ended()))
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/cqlsafe/cqlsafe/integration/otelrec"
 	cqlsafeotel "github.com/cqlsafe/cqlsafe/otel"
 	"github.com/cqlsafe/cqlsafe/retry"
 	"github.com/cqlsafe/cqlsafe/settle"
@@ -20,7 +21,7 @@ import (
 // fails before reading) reaches it through settle.WithObserver.
 func TestOtelSettleResults(t *testing.T) {
 	rec := newRecorded(t)
-	ctx, span := rec.tp.Tracer("app").Start(context.Background(), "app.Repair")
+	ctx, span := rec.TP.Tracer("app").Start(context.Background(), "app.Repair")
 	rec.inst.Settled(ctx, settle.Report{Kind: settle.KindLWT, Outcome: "applied", Statements: 1, Elapsed: 3 * time.Millisecond})
 	rec.inst.Settled(ctx, settle.Report{Kind: settle.KindWrite, Outcome: "unsettleable", Statements: 1,
 		Err: fmt.Errorf("wrapped: %w", &settle.UnsettleableError{CQL: "DELETE FROM kv WHERE id = ?", Reason: "tombstones"})})
@@ -45,15 +46,15 @@ func TestOtelSettleResults(t *testing.T) {
 		{1, []attribute.KeyValue{kind("write"), outcome("unsettleable"), attribute.String("error.type", "fatal")}},
 		{4, []attribute.KeyValue{attribute.String("db.system.name", "cassandra")}},
 	} {
-		if got := rec.sum(t, "cqlsafe.settle.results", c.attrs...); got != c.want {
-			t.Errorf("cqlsafe.settle.results%v = %d, want %d: %v", c.attrs, got, c.want, rec.points(t, "cqlsafe.settle.results"))
+		if got := rec.Sum(t, "cqlsafe.settle.results", c.attrs...); got != c.want {
+			t.Errorf("cqlsafe.settle.results%v = %d, want %d: %v", c.attrs, got, c.want, rec.Points(t, "cqlsafe.settle.results"))
 		}
 	}
-	if got := rec.sum(t, "cqlsafe.settle.results", kind("lwt"), outcome("applied"), attribute.String("error.type", "fatal")); got != 0 {
+	if got := rec.Sum(t, "cqlsafe.settle.results", kind("lwt"), outcome("applied"), attribute.String("error.type", "fatal")); got != 0 {
 		t.Errorf("a success counted with error.type")
 	}
 
-	spans := rec.spans.Ended()
+	spans := rec.Spans.Ended()
 	if len(spans) != 1 {
 		t.Fatalf("%d spans", len(spans))
 	}
@@ -61,7 +62,7 @@ func TestOtelSettleResults(t *testing.T) {
 	if len(evs) != 3 {
 		t.Fatalf("%d events, want 3: %v", len(evs), evs)
 	}
-	first := attrs(evs[0].Attributes)
+	first := otelrec.Attrs(evs[0].Attributes)
 	if evs[0].Name != "settle" || first["cqlsafe.settle.kind"].AsString() != "lwt" || first["cqlsafe.settle.outcome"].AsString() != "applied" ||
 		first["cqlsafe.settle.statements"].AsInt64() != 1 || first["cqlsafe.settle.elapsed_ms"].AsFloat64() != 3 {
 		t.Errorf("first event %s %v", evs[0].Name, evs[0].Attributes)
@@ -69,10 +70,10 @@ func TestOtelSettleResults(t *testing.T) {
 	if _, ok := first["error.type"]; ok {
 		t.Errorf("error.type on a success: %v", evs[0].Attributes)
 	}
-	if got := attrs(evs[1].Attributes)["error.type"].AsString(); got != "unsettleable" {
+	if got := otelrec.Attrs(evs[1].Attributes)["error.type"].AsString(); got != "unsettleable" {
 		t.Errorf("second event error.type %q, want unsettleable", got)
 	}
-	last := attrs(evs[2].Attributes)
+	last := otelrec.Attrs(evs[2].Attributes)
 	if last["cqlsafe.settle.kind"].AsString() != "write" || last["error.type"].AsString() != "fatal" ||
 		last["cqlsafe.settle.statements"].AsInt64() != 0 {
 		t.Errorf("settle.Write's event %v", evs[2].Attributes)

@@ -1,4 +1,4 @@
-package cqlsafeotel
+package otelcore
 
 import (
 	"net"
@@ -6,7 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/gocql/gocql"
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 )
@@ -15,23 +14,23 @@ import (
 // replaced them); past it they are built per attempt.
 const maxHosts = 1024
 
-// hostAttrs caches server.address and server.port per gocql host: formatting an IP
-// and a port costs two allocations on every attempt otherwise. gocql never changes a
+// hostAttrs caches server.address and server.port per driver host: formatting an IP
+// and a port costs two allocations on every attempt otherwise. Both drivers keep a
 // host's connect address once set (HostInfo.update), so a host's entry stays right.
 type hostAttrs struct {
-	m sync.Map // *gocql.HostInfo → [2]attribute.KeyValue
+	m sync.Map // the driver's host (a pointer) → [2]attribute.KeyValue
 	n atomic.Int64
 }
 
-func (c *hostAttrs) get(h *gocql.HostInfo) ([2]attribute.KeyValue, bool) {
-	if h == nil {
+// get returns h's attributes; address gives h's "host:port" (Driver.HostAddress).
+func (c *hostAttrs) get(h any, address func(any) string) ([2]attribute.KeyValue, bool) {
+	if h == nil || address == nil {
 		return [2]attribute.KeyValue{}, false
 	}
 	if a, ok := c.m.Load(h); ok {
 		return a.([2]attribute.KeyValue), true
 	}
-	// Not h.ConnectAddress: it panics on a host without a valid address.
-	host, port, err := net.SplitHostPort(h.ConnectAddressAndPort())
+	host, port, err := net.SplitHostPort(address(h))
 	if err != nil {
 		return [2]attribute.KeyValue{}, false
 	}

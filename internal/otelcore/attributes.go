@@ -1,14 +1,13 @@
-package cqlsafeotel
+package otelcore
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/gocql/gocql"
 	"go.opentelemetry.io/otel/attribute"
 
-	"github.com/cqlsafe/cqlsafe/retry"
+	"github.com/cqlsafe/cqlsafe/internal/core/decision"
+	"github.com/cqlsafe/cqlsafe/internal/core/engine"
 )
 
 // Attribute keys of our own; the database ones come from semconv.
@@ -44,7 +43,7 @@ const (
 const (
 	outcomeOK      = "ok"
 	outcomeFailed  = "failed"
-	outcomeUnknown = "unknown" // *retry.OutcomeUnknownError: may or may not have applied
+	outcomeUnknown = "unknown" // the driver's *retry.OutcomeUnknownError: may or may not have applied
 )
 
 // Values of cqlsafe.decision.
@@ -54,8 +53,8 @@ const (
 	decisionRefuse   = "refuse"
 )
 
-// nextStep says where the Policy sends a retry (retry.Event.NextHost).
-func nextStep(ev retry.Event) string {
+// nextStep says where the Policy sends a retry (engine.Event.NextHost).
+func nextStep(ev engine.Event) string {
 	if ev.NextHost {
 		return decisionNextHost
 	}
@@ -64,21 +63,21 @@ func nextStep(ev retry.Event) string {
 
 // refusalReason is cqlsafe.refusal.reason: retry's own fixed set (retry.Reason), so the
 // refusals counter stays small.
-func refusalReason(ev retry.Event) string {
+func refusalReason(ev engine.Event) string {
 	if ev.Reason == "" {
-		return string(retry.ReasonNotRetryable)
+		return string(decision.ReasonNotRetryable)
 	}
 	return string(ev.Reason)
 }
 
 // statusCode is db.response.status_code: the protocol error code Cassandra answered
 // with, in hex as the protocol spec writes it (0x1100 write timeout).
-func statusCode(err error) (string, bool) {
-	var re gocql.RequestError
-	if !errors.As(err, &re) {
+func (in *Instrumentation) statusCode(err error) (string, bool) {
+	code, ok := in.driver.StatusCode(err)
+	if !ok {
 		return "", false
 	}
-	return fmt.Sprintf("0x%04X", re.Code()), true
+	return fmt.Sprintf("0x%04X", code), true
 }
 
 // operationName is db.operation.name for a statement: its first keyword when it is one

@@ -1,11 +1,11 @@
-package cqlsafeotel
+package otelcore
 
 import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 
-	"github.com/cqlsafe/cqlsafe/retry"
+	"github.com/cqlsafe/cqlsafe/internal/core/decision"
 )
 
 // measureKey is what a measurement's attributes are made of.
@@ -39,7 +39,7 @@ func (c *measureSets) get(k measureKey) metric.MeasurementOption {
 		attrs = append(attrs, semconv.DBOperationName(k.dbOp))
 	}
 	// The semantic conventions set error.type only on failures.
-	if k.class != retry.ClassNone.String() {
+	if k.class != decision.ClassNone.String() {
 		attrs = append(attrs, semconv.ErrorTypeKey.String(k.class))
 	}
 	if k.extra != "" {

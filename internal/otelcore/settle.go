@@ -1,4 +1,4 @@
-package cqlsafeotel
+package otelcore
 
 import (
 	"context"
@@ -10,8 +10,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/cqlsafe/cqlsafe/retry"
-	"github.com/cqlsafe/cqlsafe/settle"
+	settle "github.com/cqlsafe/cqlsafe/internal/core/settle"
 )
 
 // settleKey is what a settle measurement's attributes are made of.
@@ -29,7 +28,7 @@ func (in *Instrumentation) Settled(ctx context.Context, r settle.Report) {
 	}
 	var errType string
 	if r.Err != nil {
-		errType = settleErrorType(r.Err)
+		errType = in.settleErrorType(r.Err)
 	}
 	k := settleKey{kind: r.Kind, outcome: r.Outcome, errType: errType}
 	set, ok := in.settles.load(k)
@@ -57,9 +56,9 @@ func (in *Instrumentation) Settled(ctx context.Context, r settle.Report) {
 // settleErrorType is error.type of a failed settle call: "unsettleable" when the write
 // cannot be mapped to cells (settle.ErrUnsettleable), else the retry error class of
 // what failed (a read's timeout, the context ending, …).
-func settleErrorType(err error) string {
+func (in *Instrumentation) settleErrorType(err error) string {
 	if errors.Is(err, settle.ErrUnsettleable) {
 		return "unsettleable"
 	}
-	return retry.ClassifyError(err).String()
+	return in.driver.Classify(err).String()
 }

@@ -1,4 +1,4 @@
-package cqlsafeotel
+package otelcore
 
 import (
 	"context"
@@ -13,9 +13,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/gocql/gocql"
-
-	"github.com/cqlsafe/cqlsafe/retry"
+	"github.com/cqlsafe/cqlsafe/internal/core/engine"
 )
 
 // opTrace is one logical execution: its span, and the attempt the observers saw last,
@@ -44,7 +42,7 @@ type opTrace struct {
 	mu      sync.Mutex
 	pending []attribute.KeyValue // the last observed attempt, not yet decided on (in rec.pending)
 	failed  int                  // attempts the Policy reported as failed
-	hedges  *retry.Hedges        // hedges sent (Hedged), nil for none
+	hedges  *engine.Hedges       // hedges sent (Hedged), nil for none
 	ended   bool
 }
 
@@ -72,8 +70,8 @@ func (t *opTrace) Value(key any) any {
 
 // observed is one attempt as a gocql observer saw it.
 type observed struct {
-	attempt int // gocql's, 0 for the first
-	host    *gocql.HostInfo
+	attempt int // the driver's, 0 for the first
+	host    any // the driver's host, nil for none
 	start   time.Time
 	latency time.Duration
 	err     error
@@ -93,11 +91,11 @@ func (t *opTrace) observe(o observed) {
 	if !t.recording {
 		return
 	}
-	addr, hasAddr := t.in.hosts.get(o.host)
+	addr, hasAddr := t.in.hosts.get(o.host, t.in.driver.HostAddress)
 	var errType, code attribute.KeyValue
 	if o.err != nil {
-		errType = semconv.ErrorTypeKey.String(retry.ClassifyError(o.err).String())
-		if c, ok := statusCode(o.err); ok {
+		errType = semconv.ErrorTypeKey.String(t.in.driver.Classify(o.err).String())
+		if c, ok := t.in.statusCode(o.err); ok {
 			code = semconv.DBResponseStatusCode(c)
 		}
 	}
@@ -146,8 +144,8 @@ func (t *opTrace) flushLocked() {
 	}
 }
 
-// Attempt records the Policy's decision about a failed attempt (retry.Trace).
-func (t *opTrace) Attempt(ev retry.Event) {
+// Attempt records the Policy's decision about a failed attempt (engine.Trace).
+func (t *opTrace) Attempt(ev engine.Event) {
 	class := ev.Class.String()
 	var attrs []attribute.KeyValue
 	var decision, reason string
@@ -197,7 +195,7 @@ func (t *opTrace) Attempt(ev retry.Event) {
 
 // Hedged records the hedges gocql sent for the execution (retry.HedgeTrace), before
 // End.
-func (t *opTrace) Hedged(h retry.Hedges) {
+func (t *opTrace) Hedged(h engine.Hedges) {
 	if h.Sent <= 0 {
 		return
 	}
@@ -209,12 +207,12 @@ func (t *opTrace) Hedged(h retry.Hedges) {
 }
 
 // hedgeWonLocked says whether a hedge answered the execution: it succeeded and the
-// Policy says a hedge answered first (retry.Hedges.Won). t.mu held.
+// Policy says a hedge answered first (engine.Hedges.Won). t.mu held.
 func (t *opTrace) hedgeWonLocked(err error) bool {
 	return t.hedges != nil && err == nil && t.hedges.Won
 }
 
-// End closes the span and records the execution's metrics (retry.Trace).
+// End closes the span and records the execution's metrics (engine.Trace).
 func (t *opTrace) End(err error, attempts int) {
 	elapsed := time.Since(t.start)
 	t.mu.Lock()
@@ -231,12 +229,11 @@ func (t *opTrace) End(err error, attempts int) {
 	failed := t.failed
 	t.mu.Unlock()
 
-	class := retry.ClassifyError(err)
+	class := t.in.driver.Classify(err)
 	outcome := outcomeOK
 	if err != nil {
 		outcome = outcomeFailed
-		var ou *retry.OutcomeUnknownError
-		if errors.As(err, &ou) {
+		if errors.Is(err, engine.ErrOutcomeUnknown) {
 			outcome = outcomeUnknown
 		}
 	}

@@ -1,4 +1,4 @@
-package cqlsafeotel
+package otelcore
 
 import (
 	"sync/atomic"
@@ -8,7 +8,8 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/cqlsafe/cqlsafe/retry"
+	"github.com/cqlsafe/cqlsafe/internal/core/decision"
+	"github.com/cqlsafe/cqlsafe/internal/core/engine"
 )
 
 // maxStatements bounds the cache of statements: past it (statement texts without end,
@@ -16,7 +17,7 @@ import (
 const maxStatements = 1024
 
 // stmtKey is what an execution's statement-level attributes are made of: everything
-// of a retry.Execution but the write timestamp. The verdict's reasons are in it only
+// of a engine.Execution but the write timestamp. The verdict's reasons are in it only
 // through idempotent: an execution that carries reasons is not cached (they may
 // depend on bound values).
 type stmtKey struct {
@@ -39,7 +40,7 @@ type stmtInfo struct {
 }
 
 // statement returns x's stmtInfo, from the cache when it can.
-func (in *Instrumentation) statement(x retry.Execution) *stmtInfo {
+func (in *Instrumentation) statement(x engine.Execution) *stmtInfo {
 	cacheable := x.Idempotent || len(x.Reasons) == 0
 	k := stmtKey{operation: x.Operation, keyspace: x.Keyspace, statement: x.Statement, batch: x.Batch, idempotent: x.Idempotent}
 	if cacheable {
@@ -72,7 +73,7 @@ func (in *Instrumentation) newStatement(k stmtKey, reasons []string) *stmtInfo {
 	if in.queryText && k.statement != "" {
 		attrs = append(attrs, semconv.DBQueryText(k.statement))
 	}
-	okKey := measureKey{operation: k.operation, keyspace: k.keyspace, dbOp: op, class: retry.ClassNone.String()}
+	okKey := measureKey{operation: k.operation, keyspace: k.keyspace, dbOp: op, class: decision.ClassNone.String()}
 	ok := in.sets.get(okKey)
 	return &stmtInfo{
 		key:  k,

@@ -1,4 +1,4 @@
-package cqlsafeotel
+package otelcore
 
 import (
 	"context"
@@ -17,7 +17,7 @@ func TestOtelAttemptCountsOverflow(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	defer mp.Shutdown(context.Background())
-	in, err := New(WithMeterProvider(mp))
+	in, err := New(testDriver, WithMeterProvider(mp))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package cqlsafeotel
+package otelcore
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/cqlsafe/cqlsafe/retry"
+	"github.com/cqlsafe/cqlsafe/internal/core/engine"
 )
 
 // The statement cache shares what executions of one statement have in common, and
@@ -17,12 +17,12 @@ import (
 func TestOtelStatementCache(t *testing.T) {
 	spans := tracetest.NewSpanRecorder()
 	// With the query text: the verdict's reasons quote it, and are recorded only then.
-	in, err := New(WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))), WithQueryText(true))
+	in, err := New(testDriver, WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))), WithQueryText(true))
 	if err != nil {
 		t.Fatal(err)
 	}
 	const stmt = "UPDATE kv SET l = l + ? WHERE id = ?"
-	for _, x := range []retry.Execution{
+	for _, x := range []engine.Execution{
 		{Operation: "retry.Exec", Keyspace: "ks", Statement: stmt, Timestamp: 11, Idempotent: true},
 		{Operation: "retry.Exec", Keyspace: "ks", Statement: stmt, Timestamp: 12, Idempotent: true},
 		{Operation: "retry.Exec", Keyspace: "ks", Statement: stmt, Timestamp: 13, Reasons: []string{"list append"}},

@@ -1,13 +1,13 @@
-package cqlsafeotel
+package otelcore
 
 import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
-	"github.com/gocql/gocql"
-
-	"github.com/cqlsafe/cqlsafe/retry"
+	"github.com/cqlsafe/cqlsafe/internal/core/decision"
+	"github.com/cqlsafe/cqlsafe/internal/core/engine"
 )
 
 func TestOtelOperationName(t *testing.T) {
@@ -38,46 +38,59 @@ func TestOtelOperationName(t *testing.T) {
 
 func TestOtelRefusalReason(t *testing.T) {
 	for _, c := range []struct {
-		ev   retry.Event
+		ev   engine.Event
 		want string
 	}{
-		{retry.Event{Reason: retry.ReasonContextDone}, "context_done"},
-		{retry.Event{Reason: retry.ReasonNotIdempotent}, "not_idempotent"},
-		{retry.Event{Reason: retry.ReasonAttemptsExhausted}, "attempts_exhausted"},
-		{retry.Event{Reason: retry.ReasonBatchLogged}, "batch_logged"},
-		{retry.Event{}, "not_retryable"},
+		{engine.Event{Reason: decision.ReasonContextDone}, "context_done"},
+		{engine.Event{Reason: decision.ReasonNotIdempotent}, "not_idempotent"},
+		{engine.Event{Reason: decision.ReasonAttemptsExhausted}, "attempts_exhausted"},
+		{engine.Event{Reason: decision.ReasonBatchLogged}, "batch_logged"},
+		{engine.Event{}, "not_retryable"},
 	} {
 		if got := refusalReason(c.ev); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.ev, got, c.want)
 		}
 	}
-	if nextStep(retry.Event{Retrying: true, NextHost: true}) != decisionNextHost || nextStep(retry.Event{Retrying: true}) != decisionRetry {
+	if nextStep(engine.Event{Retrying: true, NextHost: true}) != decisionNextHost || nextStep(engine.Event{Retrying: true}) != decisionRetry {
 		t.Error("nextStep")
 	}
 }
 
 func TestOtelOptions(t *testing.T) {
 	for _, o := range []Option{WithTracerProvider(nil), WithMeterProvider(nil), nil} {
-		if _, err := New(o); !errors.Is(err, ErrInvalidOption) {
+		if _, err := New(testDriver, o); !errors.Is(err, ErrInvalidOption) {
 			t.Errorf("err = %v, want ErrInvalidOption", err)
 		}
 	}
-	in, err := New()
+	in, err := New(testDriver)
 	if err != nil || in == nil {
 		t.Fatalf("New() = %v, %v", in, err)
 	}
+	if _, err := New(Driver{Scope: "x"}); err == nil {
+		t.Error("New accepted a driver without its functions")
+	}
 	// A nil Instrumentation records nothing and never panics.
 	var nilIn *Instrumentation
-	ctx, tr := nilIn.Begin(context.Background(), retry.Execution{Operation: "x"})
+	ctx, tr := nilIn.Begin(context.Background(), engine.Execution{Operation: "x"})
 	if ctx == nil || tr != nil {
 		t.Errorf("nil Begin = %v, %v", ctx, tr)
 	}
-	nilIn.QueryObserver(nil).ObserveQuery(context.Background(), gocql.ObservedQuery{})
-	nilIn.BatchObserver(nil).ObserveBatch(context.Background(), gocql.ObservedBatch{})
+	nilIn.ObserveQuery(context.Background(), "", nil, 0, time.Time{}, time.Time{}, nil)
+	nilIn.ObserveBatch(context.Background(), 0, nil, 0, time.Time{}, time.Time{}, nil)
+	if _, err := nilIn.ObserveClockOffset(nil); err == nil {
+		t.Error("nil ObserveClockOffset: no error")
+	}
 }
 
 func TestOtelStatusCode(t *testing.T) {
-	if _, ok := statusCode(errors.New("x")); ok {
+	in, err := New(testDriver)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := in.statusCode(errors.New("x")); ok {
 		t.Error("a plain error has no status code")
+	}
+	if c, ok := in.statusCode(testServerError(0x1100)); !ok || c != "0x1100" {
+		t.Errorf("write timeout: %q, %v; want 0x1100", c, ok)
 	}
 }

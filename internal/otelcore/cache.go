@@ -1,4 +1,4 @@
-package cqlsafeotel
+package otelcore
 
 import (
 	"sync"

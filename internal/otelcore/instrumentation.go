@@ -1,4 +1,4 @@
-package cqlsafeotel
+package otelcore
 
 import (
 	"context"
@@ -11,12 +11,25 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/cqlsafe/cqlsafe/retry"
-	"github.com/cqlsafe/cqlsafe/settle"
+	"github.com/cqlsafe/cqlsafe/internal/core/decision"
+	"github.com/cqlsafe/cqlsafe/internal/core/engine"
+	settle "github.com/cqlsafe/cqlsafe/internal/core/settle"
 )
 
-// ScopeName is the instrumentation scope of the tracer and meter.
-const ScopeName = "github.com/cqlsafe/cqlsafe/otel"
+// Driver is what an Instrumentation needs of a driver adapter.
+type Driver struct {
+	// Scope is the instrumentation scope of the tracer and meter (the adapter's
+	// import path).
+	Scope string
+	// Classify is the driver's retry.ClassifyError.
+	Classify func(error) decision.ErrorClass
+	// StatusCode is the protocol error code of a server error (the driver's
+	// RequestError), ok false for any other error.
+	StatusCode func(error) (code int, ok bool)
+	// HostAddress is a host's "address:port", of the driver's host as its observers
+	// report it (never nil).
+	HostAddress func(host any) string
+}
 
 // ErrInvalidOption is the errors.Is target of every option New rejects.
 var ErrInvalidOption = errors.New("cqlsafeotel: invalid option")
@@ -68,10 +81,11 @@ func WithQueryText(on bool) Option {
 }
 
 // Instrumentation turns retry's executions into spans and metrics. It implements
-// retry.Tracer: give it to retry.WithTracer; and settle.Observer: give it to
+// engine.Tracer: give it to retry.WithTracer; and settle.Observer: give it to
 // settle.WithObserver. It is safe for concurrent use; a nil *Instrumentation records
 // nothing.
 type Instrumentation struct {
+	driver    Driver
 	tracer    trace.Tracer
 	queryText bool
 	spanKind  trace.SpanStartOption // built once: options box their values
@@ -95,7 +109,7 @@ type Instrumentation struct {
 }
 
 var (
-	_ retry.Tracer    = (*Instrumentation)(nil)
+	_ engine.Tracer   = (*Instrumentation)(nil)
 	_ settle.Observer = (*Instrumentation)(nil)
 )
 
@@ -103,7 +117,10 @@ var (
 // (otel.GetTracerProvider, otel.GetMeterProvider), no db.query.text. It registers a
 // callback with the meter provider that reads its cqlsafe.attempts counts at each
 // collection, for the provider's life.
-func New(opts ...Option) (*Instrumentation, error) {
+func New(d Driver, opts ...Option) (*Instrumentation, error) {
+	if d.Scope == "" || d.Classify == nil || d.StatusCode == nil || d.HostAddress == nil {
+		return nil, errors.New("cqlsafeotel: incomplete driver")
+	}
 	c := defaults()
 	for _, o := range opts {
 		if o == nil {
@@ -114,11 +131,12 @@ func New(opts ...Option) (*Instrumentation, error) {
 		}
 	}
 	in := &Instrumentation{
-		tracer:    c.tracerProvider.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
+		driver:    d,
+		tracer:    c.tracerProvider.Tracer(d.Scope, trace.WithSchemaURL(semconv.SchemaURL)),
 		queryText: c.queryText,
 		spanKind:  trace.WithSpanKind(trace.SpanKindClient),
 	}
-	m := c.meterProvider.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))
+	m := c.meterProvider.Meter(d.Scope, metric.WithSchemaURL(semconv.SchemaURL))
 	var errs []error
 	counter := func(name, unit, desc string) metric.Int64Counter {
 		ctr, err := m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
@@ -159,10 +177,10 @@ func New(opts ...Option) (*Instrumentation, error) {
 	return in, nil
 }
 
-// Begin opens the span of one logical execution (retry.Tracer). The context it returns
+// Begin opens the span of one logical execution (engine.Tracer). The context it returns
 // carries the span, so gocql's observers (QueryObserver, BatchObserver) and spans the
 // caller starts below it find it.
-func (in *Instrumentation) Begin(ctx context.Context, x retry.Execution) (context.Context, retry.Trace) {
+func (in *Instrumentation) Begin(ctx context.Context, x engine.Execution) (context.Context, engine.Trace) {
 	if in == nil {
 		return ctx, nil
 	}
