@@ -14,12 +14,13 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/cqlsafe/cqlsafe/internal/core/fakecql"
 	"github.com/cqlsafe/cqlsafe/retry"
 )
 
 // BenchmarkOtelExecPath is the whole client path of one write, as BenchmarkOtelOverhead
 // runs it but without Cassandra: retry.Policy.Exec with 16 goroutines on a gocql
-// session (2 connections) to fakeCQL, which answers every write at once. "plain" has
+// session (2 connections) to fakecql.Server, which answers every write at once. "plain" has
 // neither tracer nor observers; the others are instrumented as the overhead benchmark
 // is (observers, traced Policy, spans batched to a discarding exporter), sampling
 // every span, 1 in 10 (ParentBased(TraceIDRatioBased(0.1))) or none. Their difference
@@ -27,7 +28,7 @@ import (
 // gocql copy per-host metrics and build an ObservedQuery per attempt) included; the
 // fake server's cost is the same in every arm.
 func BenchmarkOtelExecPath(b *testing.B) {
-	f := startFakeCQL(b)
+	f := fakecql.Start(b, nil)
 	b.Run("plain", func(b *testing.B) { benchExecPath(b, f, nil) })
 	b.Run("unsampled", func(b *testing.B) { benchExecPath(b, f, sdktrace.NeverSample()) })
 	b.Run("1-in-10", func(b *testing.B) {
@@ -36,8 +37,8 @@ func BenchmarkOtelExecPath(b *testing.B) {
 	b.Run("sampled", func(b *testing.B) { benchExecPath(b, f, sdktrace.AlwaysSample()) })
 }
 
-func benchExecPath(b *testing.B, f *fakeCQL, sampler sdktrace.Sampler) {
-	cl := gocql.NewCluster(f.addr())
+func benchExecPath(b *testing.B, f *fakecql.Server, sampler sdktrace.Sampler) {
+	cl := gocql.NewCluster(f.Addr())
 	cl.ProtoVersion = 4
 	cl.Keyspace = "ks"
 	cl.NumConns = 2

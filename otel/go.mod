@@ -5,6 +5,7 @@ go 1.25.0
 require (
 	github.com/cqlsafe/cqlsafe v0.0.0
 	github.com/cqlsafe/cqlsafe/integration v0.0.0
+	github.com/cqlsafe/cqlsafe/internal/core v0.0.0
 	github.com/cqlsafe/cqlsafe/internal/otelcore v0.0.0
 	github.com/gocql/gocql v1.7.0
 	go.opentelemetry.io/otel v1.46.0
@@ -25,7 +26,6 @@ require (
 	github.com/containerd/log v0.1.0 // indirect
 	github.com/containerd/platforms v0.2.1 // indirect
 	github.com/cpuguy83/dockercfg v0.3.2 // indirect
-	github.com/cqlsafe/cqlsafe/internal/core v0.0.0 // indirect
 	github.com/distribution/reference v0.6.0 // indirect
 	github.com/docker/go-connections v0.7.0 // indirect
 	github.com/docker/go-units v0.5.0 // indirect

@@ -61,6 +61,10 @@ func New(opts ...Option) (*Instrumentation, error) {
 var driver = otelcore.Driver{
 	Scope:    ScopeName,
 	Classify: retry.ClassifyError,
+	OutcomeUnknown: func(err error) bool {
+		var ou *retry.OutcomeUnknownError
+		return errors.As(err, &ou)
+	},
 	StatusCode: func(err error) (int, bool) {
 		var re gocql.RequestError
 		if !errors.As(err, &re) {
@@ -130,7 +134,7 @@ type queryObserver struct {
 }
 
 func (o queryObserver) ObserveQuery(ctx context.Context, q gocql.ObservedQuery) {
-	o.in.ObserveQuery(ctx, q.Statement, host(q.Host), q.Attempt, q.Start, q.End, q.Err)
+	o.in.ObserveQuery(ctx, q.Statement, host(q.Host), q.Start, q.End, q.Err)
 	if o.next != nil {
 		o.next.ObserveQuery(ctx, q)
 	}
@@ -142,7 +146,7 @@ type batchObserver struct {
 }
 
 func (o batchObserver) ObserveBatch(ctx context.Context, b gocql.ObservedBatch) {
-	o.in.ObserveBatch(ctx, len(b.Statements), host(b.Host), b.Attempt, b.Start, b.End, b.Err)
+	o.in.ObserveBatch(ctx, len(b.Statements), host(b.Host), b.Start, b.End, b.Err)
 	if o.next != nil {
 		o.next.ObserveBatch(ctx, b)
 	}

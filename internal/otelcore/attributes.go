@@ -43,7 +43,7 @@ const (
 const (
 	outcomeOK      = "ok"
 	outcomeFailed  = "failed"
-	outcomeUnknown = "unknown" // the driver's *retry.OutcomeUnknownError: may or may not have applied
+	outcomeUnknown = "unknown" // the driver's *retry.OutcomeUnknownError (Driver.OutcomeUnknown): may or may not have applied
 )
 
 // Values of cqlsafe.decision.

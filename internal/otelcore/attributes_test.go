@@ -75,8 +75,8 @@ func TestOtelOptions(t *testing.T) {
 	if ctx == nil || tr != nil {
 		t.Errorf("nil Begin = %v, %v", ctx, tr)
 	}
-	nilIn.ObserveQuery(context.Background(), "", nil, 0, time.Time{}, time.Time{}, nil)
-	nilIn.ObserveBatch(context.Background(), 0, nil, 0, time.Time{}, time.Time{}, nil)
+	nilIn.ObserveQuery(context.Background(), "", nil, time.Time{}, time.Time{}, nil)
+	nilIn.ObserveBatch(context.Background(), 0, nil, time.Time{}, time.Time{}, nil)
 	if _, err := nilIn.ObserveClockOffset(nil); err == nil {
 		t.Error("nil ObserveClockOffset: no error")
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cqlsafe/cqlsafe/internal/core/decision"
+	"github.com/cqlsafe/cqlsafe/internal/core/engine"
 )
 
 // testServerError is a server error with its protocol code, as a driver's RequestError.
@@ -27,6 +28,10 @@ var testDriver = Driver{
 			return decision.CodeClass(int(se))
 		}
 		return decision.ClassFatal
+	},
+	OutcomeUnknown: func(err error) bool {
+		var ou *engine.OutcomeUnknownError[int]
+		return errors.As(err, &ou)
 	},
 	StatusCode: func(err error) (int, bool) {
 		var se testServerError

@@ -23,6 +23,9 @@ type Driver struct {
 	Scope string
 	// Classify is the driver's retry.ClassifyError.
 	Classify func(error) decision.ErrorClass
+	// OutcomeUnknown says whether err holds the driver's *retry.OutcomeUnknownError
+	// (errors.As: an error that only wraps retry.ErrOutcomeUnknown is a failure).
+	OutcomeUnknown func(error) bool
 	// StatusCode is the protocol error code of a server error (the driver's
 	// RequestError), ok false for any other error.
 	StatusCode func(error) (code int, ok bool)
@@ -118,7 +121,7 @@ var (
 // callback with the meter provider that reads its cqlsafe.attempts counts at each
 // collection, for the provider's life.
 func New(d Driver, opts ...Option) (*Instrumentation, error) {
-	if d.Scope == "" || d.Classify == nil || d.StatusCode == nil || d.HostAddress == nil {
+	if d.Scope == "" || d.Classify == nil || d.OutcomeUnknown == nil || d.StatusCode == nil || d.HostAddress == nil {
 		return nil, errors.New("cqlsafeotel: incomplete driver")
 	}
 	c := defaults()

@@ -2,7 +2,6 @@ package otelcore
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,6 +38,9 @@ type opTrace struct {
 	// after start; 0 for none yet.
 	okAt atomic.Int64
 
+	observedN  atomic.Int64 // attempts observed so far: the next one's cqlsafe.attempt
+	batchSized atomic.Bool  // db.operation.batch.size is set
+
 	mu      sync.Mutex
 	pending []attribute.KeyValue // the last observed attempt, not yet decided on (in rec.pending)
 	failed  int                  // attempts the Policy reported as failed
@@ -68,9 +70,8 @@ func (t *opTrace) Value(key any) any {
 	return t.Context.Value(key)
 }
 
-// observed is one attempt as a gocql observer saw it.
+// observed is one attempt as a driver's observer saw it.
 type observed struct {
-	attempt int // the driver's, 0 for the first
 	host    any // the driver's host, nil for none
 	start   time.Time
 	latency time.Duration
@@ -81,6 +82,7 @@ type observed struct {
 // attempt follows (Attempt) and completes its event; a successful or undecided one is
 // written as it is when the next attempt or the end comes.
 func (t *opTrace) observe(o observed) {
+	attempt := t.observedN.Add(1)
 	var at int64
 	if o.err == nil {
 		// The first success seen is the one whose event is marked as the winning
@@ -116,7 +118,7 @@ func (t *opTrace) observe(o observed) {
 		t.flushLocked()
 		attrs = t.rec.pending[:0]
 	}
-	attrs = append(attrs, attrAttempt.Int(o.attempt+1),
+	attrs = append(attrs, attrAttempt.Int64(attempt),
 		attrLatency.Float64(float64(o.latency)/float64(time.Millisecond)))
 	if hasAddr {
 		attrs = append(attrs, addr[:]...)
@@ -233,7 +235,7 @@ func (t *opTrace) End(err error, attempts int) {
 	outcome := outcomeOK
 	if err != nil {
 		outcome = outcomeFailed
-		if errors.Is(err, engine.ErrOutcomeUnknown) {
+		if t.in.driver.OutcomeUnknown(err) {
 			outcome = outcomeUnknown
 		}
 	}

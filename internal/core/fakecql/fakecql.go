@@ -1,4 +1,8 @@
-package cqlsafeotel
+// Package fakecql is a CQL (protocol v4) server on loopback for tests and benchmarks
+// that need a driver's whole client path without Cassandra: both gocql v1.7 and the
+// Apache Cassandra Go driver v2 connect to it. Test code only: no production package
+// imports it.
+package fakecql
 
 import (
 	"bufio"
@@ -7,39 +11,46 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
-// fakeCQL is a CQL (protocol v4) server on loopback that is just enough for a gocql
+// Server is a CQL (protocol v4) server on loopback that is just enough for a driver's
 // session to connect and for Policy.Exec to run statements through the driver's whole
 // client path — prepare, execute, retry policy, observers — without Cassandra: every
 // write succeeds at once (RESULT Void). It answers the control connection's
 // system.local query, USE, REGISTER and OPTIONS; a prepared statement's first bound
 // column is an int and the others text (INSERT INTO kv (id, v) VALUES (?, ?)).
 // Its own cost is in what a benchmark measures, the same for every arm.
-type fakeCQL struct {
+type Server struct {
 	ln    net.Listener
 	wg    sync.WaitGroup
 	mu    sync.Mutex
 	conns []net.Conn
+	drop  func(id string, n int64) bool // the nth EXECUTE (1-based, all connections) of the statement prepared from text id gets no answer
+	execs sync.Map                      // id → *atomic.Int64
 }
 
-func startFakeCQL(tb testing.TB) *fakeCQL {
+// Start starts a Server, closed when tb ends. dropExecute (nil: none) says whether the
+// nth EXECUTE (1-based, over all connections) of the statement prepared from text id
+// goes unanswered: a lost response, the driver waits for its timeout.
+func Start(tb testing.TB, dropExecute func(id string, n int64) bool) *Server {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	f := &fakeCQL{ln: ln}
+	f := &Server{ln: ln, drop: dropExecute}
 	f.wg.Add(1)
 	go f.accept()
 	tb.Cleanup(f.close)
 	return f
 }
 
-func (f *fakeCQL) addr() string { return f.ln.Addr().String() }
+// Addr is the server's host:port.
+func (f *Server) Addr() string { return f.ln.Addr().String() }
 
-func (f *fakeCQL) close() {
+func (f *Server) close() {
 	_ = f.ln.Close()
 	f.mu.Lock()
 	for _, c := range f.conns {
@@ -49,7 +60,7 @@ func (f *fakeCQL) close() {
 	f.wg.Wait()
 }
 
-func (f *fakeCQL) accept() {
+func (f *Server) accept() {
 	defer f.wg.Done()
 	for {
 		c, err := f.ln.Accept()
@@ -62,7 +73,7 @@ func (f *fakeCQL) accept() {
 		f.wg.Add(1)
 		go func() {
 			defer f.wg.Done()
-			serveFakeCQL(c)
+			f.serve(c)
 		}()
 	}
 }
@@ -90,8 +101,8 @@ const (
 	fakeGlobalTbl = 0x0001
 )
 
-// serveFakeCQL answers one connection's requests in order.
-func serveFakeCQL(c net.Conn) {
+// serve answers one connection's requests in order.
+func (f *Server) serve(c net.Conn) {
 	defer c.Close()
 	r := bufio.NewReaderSize(c, 64<<10)
 	w := bufio.NewWriterSize(c, 64<<10)
@@ -120,6 +131,11 @@ func serveFakeCQL(c net.Conn) {
 		case fakeOpPrepare:
 			res = fakePreparedResult(res, longString(body))
 		case fakeOpExecute:
+			id := shortString(body)
+			ctr, _ := f.execs.LoadOrStore(id, new(atomic.Int64))
+			if n := ctr.(*atomic.Int64).Add(1); f.drop != nil && f.drop(id, n) {
+				continue // a lost response: the driver waits, the hedge answers
+			}
 			res = binary.BigEndian.AppendUint32(res, fakeVoid)
 		default:
 			op = fakeOpError
@@ -158,18 +174,35 @@ func fakeQueryResult(b []byte, stmt string) []byte {
 	case strings.HasPrefix(s, "USE "):
 		b = binary.BigEndian.AppendUint32(b, fakeKeyspace)
 		return appendShortString(b, strings.Trim(strings.TrimSpace(stmt[4:]), `"`))
+	case strings.HasPrefix(s, "SELECT SCHEMA_VERSION FROM SYSTEM.LOCAL"):
+		// The v2 driver's schema agreement: one column.
+		b = binary.BigEndian.AppendUint32(b, fakeRows)
+		b = binary.BigEndian.AppendUint32(b, fakeGlobalTbl)
+		b = binary.BigEndian.AppendUint32(b, 1)
+		b = appendShortString(appendShortString(b, "system"), "local")
+		b = binary.BigEndian.AppendUint16(appendShortString(b, "schema_version"), fakeTypeUUID)
+		b = binary.BigEndian.AppendUint32(b, 1)
+		b = binary.BigEndian.AppendUint32(b, 16)
+		return append(b, 0x11, 0x1d, 0x2c, 0x10, 0x9d, 0x38, 0x4e, 0x5a, 0x9a, 0x1e, 0x2d, 0x5c, 0x51, 0x63, 0x7e, 0x02)
 	case strings.HasPrefix(s, "SELECT") && strings.Contains(s, "SYSTEM.LOCAL"):
 		// One row: key and host_id, all hostInfoFromMap needs.
 		b = binary.BigEndian.AppendUint32(b, fakeRows)
 		b = binary.BigEndian.AppendUint32(b, fakeGlobalTbl)
-		b = binary.BigEndian.AppendUint32(b, 2)
+		b = binary.BigEndian.AppendUint32(b, 5)
 		b = appendShortString(appendShortString(b, "system"), "local")
 		b = binary.BigEndian.AppendUint16(appendShortString(b, "key"), fakeTypeText)
 		b = binary.BigEndian.AppendUint16(appendShortString(b, "host_id"), fakeTypeUUID)
+		b = binary.BigEndian.AppendUint16(appendShortString(b, "data_center"), fakeTypeText)
+		b = binary.BigEndian.AppendUint16(appendShortString(b, "rack"), fakeTypeText)
+		b = binary.BigEndian.AppendUint16(appendShortString(b, "schema_version"), fakeTypeUUID)
 		b = binary.BigEndian.AppendUint32(b, 1)
 		b = append(binary.BigEndian.AppendUint32(b, 5), "local"...)
 		b = binary.BigEndian.AppendUint32(b, 16)
-		return append(b, 0x6b, 0x1d, 0x2c, 0x10, 0x9d, 0x38, 0x4e, 0x5a, 0x9a, 0x1e, 0x2d, 0x5c, 0x51, 0x63, 0x7e, 0x01)
+		b = append(b, 0x6b, 0x1d, 0x2c, 0x10, 0x9d, 0x38, 0x4e, 0x5a, 0x9a, 0x1e, 0x2d, 0x5c, 0x51, 0x63, 0x7e, 0x01)
+		b = append(binary.BigEndian.AppendUint32(b, 3), "dc1"...)
+		b = append(binary.BigEndian.AppendUint32(b, 5), "rack1"...)
+		b = binary.BigEndian.AppendUint32(b, 16)
+		return append(b, 0x11, 0x1d, 0x2c, 0x10, 0x9d, 0x38, 0x4e, 0x5a, 0x9a, 0x1e, 0x2d, 0x5c, 0x51, 0x63, 0x7e, 0x02)
 	case strings.HasPrefix(s, "SELECT"):
 		b = binary.BigEndian.AppendUint32(b, fakeRows)
 		b = binary.BigEndian.AppendUint32(b, 0) // flags
@@ -208,4 +241,16 @@ func fakePreparedResult(b []byte, stmt string) []byte {
 func appendShortString(b []byte, s string) []byte {
 	b = binary.BigEndian.AppendUint16(b, uint16(len(s)))
 	return append(b, s...)
+}
+
+// shortString reads the [short bytes] an EXECUTE body starts with (the prepared id).
+func shortString(b []byte) string {
+	if len(b) < 2 {
+		return ""
+	}
+	n := int(binary.BigEndian.Uint16(b))
+	if 2+n > len(b) {
+		return ""
+	}
+	return string(b[2 : 2+n])
 }
