@@ -36,7 +36,8 @@
 // the hedges sent when there were any (retry.WithHedging). A failed execution has
 // status Error and error.type, the retry error class.
 //
-// Each attempt is a span event named "attempt": cqlsafe.attempt (1 for the first),
+// Each attempt is a span event named "attempt": cqlsafe.attempt (1 for the first, in
+// the order the observers report attempts, a hedge's included, whatever the driver's own count),
 // server.address and server.port, cqlsafe.latency_ms, error.type and
 // db.response.status_code when it failed (from the observers), and after a failure the
 // decision (from the Policy): cqlsafe.decision "retry", "next_host" or "refuse", with
