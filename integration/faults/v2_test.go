@@ -15,16 +15,18 @@ import (
 
 	"github.com/cqlsafe/cqlsafe/gocqlv2/clientid"
 	eventlogv2 "github.com/cqlsafe/cqlsafe/gocqlv2/eventlog"
+	overwritev2 "github.com/cqlsafe/cqlsafe/gocqlv2/overwrite"
 	retryv2 "github.com/cqlsafe/cqlsafe/gocqlv2/retry"
 	settlev2 "github.com/cqlsafe/cqlsafe/gocqlv2/settle"
+	tombstonev2 "github.com/cqlsafe/cqlsafe/gocqlv2/tombstone"
 	"github.com/cqlsafe/cqlsafe/integration/faultproxy"
 	"github.com/cqlsafe/cqlsafe/schema"
 )
 
 // The fault scenarios the v2 driver's packages are in (retry with Do and hedging,
-// eventlog's appends are retry's): the same three nodes, proxies and checks of what
-// Cassandra holds as the gocql v1.7 scenarios; the session under test is the Apache
-// driver v2's, the checks read through the v1.7 direct session.
+// eventlog's appends are retry's, overwrite, tombstone): the same three nodes, proxies
+// and checks of what Cassandra holds as the gocql v1.7 scenarios; the session under test
+// is the Apache driver v2's, the checks read through the v1.7 direct session.
 
 // v2Session opens a v2 session on e's keyspace whose connection to node i goes through
 // e.proxies[i] (token-aware, through HedgingHosts when hedged).
@@ -339,4 +341,105 @@ func TestV2FaultsLWTSettledUnderDroppedResponses(t *testing.T) {
 	if wrongNaive != n {
 		t.Fatalf("negative control: naive re-send reported applied=false %d times of %d", wrongNaive, n)
 	}
+}
+
+// TestV2OverwriteWhileNodeKilled is TestOverwriteWhileNodeKilled on the v2 driver:
+// gocqlv2/overwrite.Row at QUORUM through the v2 Policy while node 2 is killed (SIGKILL)
+// and restarted. Every row ends at its last acknowledged overwrite or a later one whose
+// outcome was unknown, with no mix of two overwrites' columns.
+func TestV2OverwriteWhileNodeKilled(t *testing.T) {
+	e := newEnv(t, 2*time.Second)
+	ctx := context.Background()
+	e.exec(t, `CREATE TABLE shapes (id int PRIMARY KEY, a text, b text, c text, gen int)`)
+	s := v2Session(t, e, 2*time.Second, false)
+	tbl, err := overwritev2.Describe(ctx, s, e.ks, "shapes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := policyV2()
+	overwriteWhileNodeKilled(t, e, "1. (v2 driver) overwrite.Row stream at QUORUM", func(ctx context.Context, row map[string]any) error {
+		_, err := overwritev2.Row(ctx, s, tbl, row, overwritev2.WithRetryPolicy(p))
+		return err
+	})
+}
+
+// TestV2TombstoneRacingWritesUnderLatency is TestTombstoneRacingWritesUnderLatency on
+// the v2 driver: gocqlv2/tombstone deletes race writes pinned through the v2 Policy under
+// 20 ms of added latency. Every row holds the newest write newer than the newest delete.
+func TestV2TombstoneRacingWritesUnderLatency(t *testing.T) {
+	e := newEnv(t, 3*time.Second)
+	ctx := context.Background()
+	e.exec(t, `CREATE TABLE items (id int PRIMARY KEY, v int)`)
+	if err := schema.ApplyTemplate(ctx, e.direct, "tombstones", schema.Params{Keyspace: e.ks, ReplicationFactor: 3}); err != nil {
+		t.Fatal(err)
+	}
+	s := v2Session(t, e, 3*time.Second, false)
+	tbl, err := overwritev2.Describe(ctx, s, e.ks, "items")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := tombstonev2.New(ctx, s, e.ks, "tombstones", tombstonev2.WithRetryPolicy(policyV2()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tombstoneRacingWrites(t, e, "4. (v2 driver) tombstone.Delete racing writes", racingOps{
+		seed: func(id, v int, ts int64) error {
+			return s.Query(`INSERT INTO items (id, v) VALUES (?, ?)`, id, v).WithTimestamp(ts).Exec()
+		},
+		write: func(ctx context.Context, id, v int) (int64, error) {
+			pol := policyV2()
+			ts := pol.Clock().Next()
+			return ts, pol.Exec(ctx, s.Query(`UPDATE items SET v = ? WHERE id = ?`, v, id), retryv2.AtTimestamp(ts))
+		},
+		delete: func(ctx context.Context, id int, commandID string) (int64, error) {
+			rec, err := store.Delete(ctx, tbl, map[string]any{"id": id}, commandID)
+			return rec.Timestamp, err
+		},
+	})
+}
+
+// TestV2HedgePausedNode is TestHedgePausedNode on the v2 driver: hedged
+// gocqlv2/overwrite.Row and gocqlv2/eventlog.Append streams while node 2 is paused
+// (SIGSTOP) for 5 s. Target (reported, enforced with CQLSAFE_HEDGE_TARGETS=1): p99 of
+// each ≤ 100 ms. Every row ends at its last acknowledged overwrite with WRITETIME N+1;
+// every acknowledged event exactly once.
+func TestV2HedgePausedNode(t *testing.T) {
+	e := newEnv(t, 2*time.Second)
+	ctx := context.Background()
+	e.exec(t, `CREATE TABLE shapes (id int PRIMARY KEY, a text, gen int)`)
+	if err := schema.ApplyTemplate(ctx, e.direct, "eventlog", schema.Params{Keyspace: e.ks, ReplicationFactor: 3}); err != nil {
+		t.Fatal(err)
+	}
+	s := v2Session(t, e, 2*time.Second, true)
+	p := retryv2.NewPolicy(retryv2.WithMaxAttempts(8), retryv2.WithBackoff(5*time.Millisecond, 100*time.Millisecond),
+		retryv2.WithTimeoutsOnNextHost(), retryv2.WithHedging())
+	tbl, err := overwritev2.Describe(ctx, s, e.ks, "shapes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := eventlogv2.New(s, e.ks, "events", eventlogv2.WithBucketWidth(time.Hour), eventlogv2.WithRetryPolicy(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hedgePausedNode(t, e, "(v2 driver) hedged, node 2 paused (SIGSTOP) 5 s", pausedNodeOps{
+		overwrite: func(ctx context.Context, row map[string]any) (int64, error) {
+			res, err := overwritev2.Row(ctx, s, tbl, row, overwritev2.WithRetryPolicy(p))
+			return res.Timestamp, err
+		},
+		append: func(ctx context.Context, ev appended) error {
+			_, err := l.Append(ctx, "stream", eventlogv2.Event{Time: ev.at, Key: []byte(ev.key), Type: "e", Payload: []byte(ev.payload), Writer: ev.writer})
+			return err
+		},
+		read: func(ctx context.Context, yield func(payload string) bool) error {
+			for ev, err := range l.Read(ctx, "stream") {
+				if err != nil {
+					return err
+				}
+				if !yield(string(ev.Payload)) {
+					break
+				}
+			}
+			return nil
+		},
+	})
 }
