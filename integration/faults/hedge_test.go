@@ -51,17 +51,22 @@ func hedgeSession(t *testing.T, e *env, timeout time.Duration) *gocql.Session {
 	return s
 }
 
+// hedgeDelayEnv is CQLSAFE_HEDGE_DELAY_MS: a fixed hedge delay, 0 for the default.
+func hedgeDelayEnv() time.Duration {
+	if ms, err := strconv.Atoi(os.Getenv("CQLSAFE_HEDGE_DELAY_MS")); err == nil && ms > 0 {
+		return time.Duration(ms) * time.Millisecond
+	}
+	return 0
+}
+
 // hedgePolicy hedges with WithHedging's defaults (the 99th percentile, 2–250 ms,
 // budget 0.05), extra options appended (a tracer). CQLSAFE_HEDGE_DELAY_MS=N fixes the
 // delay at N ms instead: at 250 no hedge is due when nothing is wrong, and the
 // fault-free test then measures what the hedging path itself costs.
 func hedgePolicy(extra ...retry.Option) *retry.Policy {
 	var ho []retry.HedgeOption
-	if v := os.Getenv("CQLSAFE_HEDGE_DELAY_MS"); v != "" {
-		if ms, err := strconv.Atoi(v); err == nil && ms > 0 {
-			d := time.Duration(ms) * time.Millisecond
-			ho = append(ho, retry.HedgeDelayBounds(d, d))
-		}
+	if d := hedgeDelayEnv(); d > 0 {
+		ho = append(ho, retry.HedgeDelayBounds(d, d))
 	}
 	return retry.NewPolicy(append([]retry.Option{retry.WithMaxAttempts(8), retry.WithBackoff(5*time.Millisecond, 100*time.Millisecond),
 		retry.WithTimeoutsOnNextHost(), retry.WithHedging(ho...)}, extra...)...)
@@ -125,11 +130,25 @@ func hedgeRounds(t *testing.T) (rounds, n int) {
 // to one coordinator).
 const writeParts = 16
 
-// writeRun writes n rows into partitions part×writeParts … +writeParts−1 of ev through p
-// on s, 64 workers, then reads every row back with WRITETIME on e.direct: returns
-// writes/s and the rows lost and duplicated (or carrying another WRITETIME than
-// pinned).
-func writeRun(t *testing.T, e *env, s *gocql.Session, p *retry.Policy, part, n int) (rate float64, lost, dup int) {
+// rowWriter is how writeRun sends its inserts through one driver: next pins a
+// timestamp (the Policy's clock), insert runs INSERT INTO ev (p, id, v) with it.
+type rowWriter struct {
+	next   func() int64
+	insert func(ctx context.Context, p int, id gocql.UUID, v int, ts int64) error
+}
+
+// v1Writer writes through gocql v1.7's session s and Policy p.
+func v1Writer(s *gocql.Session, p *retry.Policy) rowWriter {
+	return rowWriter{next: p.Clock().Next, insert: func(ctx context.Context, part int, id gocql.UUID, v int, ts int64) error {
+		return p.Exec(ctx, s.Query(`INSERT INTO ev (p, id, v) VALUES (?, ?, ?)`, part, id, v), retry.AtTimestamp(ts))
+	}}
+}
+
+// writeRun writes n rows of ev through w with 64 writers, spread over writeParts
+// partitions of part, each at a timestamp pinned before its first attempt (an unknown
+// outcome is re-sent with it), and reads them back: the rate, the rows lost, and those
+// duplicated or at another WRITETIME than pinned.
+func writeRun(t *testing.T, e *env, w rowWriter, part, n int) (rate float64, lost, dup int) {
 	t.Helper()
 	ctx := context.Background()
 	ids := make([]gocql.UUID, n)
@@ -141,7 +160,7 @@ func writeRun(t *testing.T, e *env, s *gocql.Session, p *retry.Policy, part, n i
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	start := time.Now()
-	for w := 0; w < 64; w++ {
+	for range 64 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -150,9 +169,9 @@ func writeRun(t *testing.T, e *env, s *gocql.Session, p *retry.Policy, part, n i
 				if i >= n {
 					return
 				}
-				ts[i] = p.Clock().Next()
+				ts[i] = w.next()
 				for try := 0; try < 5; try++ { // an unknown outcome is re-sent with its pinned timestamp
-					if p.Exec(ctx, s.Query(`INSERT INTO ev (p, id, v) VALUES (?, ?, ?)`, part*writeParts+i%writeParts, ids[i], i), retry.AtTimestamp(ts[i])) == nil {
+					if w.insert(ctx, part*writeParts+i%writeParts, ids[i], i, ts[i]) == nil {
 						break
 					}
 				}
@@ -198,7 +217,14 @@ func TestHedgeDroppedResponsesThroughput(t *testing.T) {
 	e.exec(t, `CREATE TABLE ev (p int, id timeuuid, v int, PRIMARY KEY (p, id))`)
 	s := hedgeSession(t, e, time.Second)
 	hc := &hedgeCounter{}
-	p := hedgePolicy(retry.WithTracer(hc))
+	hedgeDroppedThroughput(t, e, hc, v1Writer(s, hedgePolicy(retry.WithTracer(hc))), "hedged writes")
+}
+
+// hedgeDroppedThroughput is TestHedgeDroppedResponsesThroughput on one driver: w writes
+// hedged, hc counts its hedges.
+func hedgeDroppedThroughput(t *testing.T, e *env, hc *hedgeCounter, w rowWriter, label string) {
+	t.Helper()
+	var wonAll int64
 	rounds, n := hedgeRounds(t)
 	var ratios []float64
 	for r := 0; r < rounds; r++ {
@@ -209,9 +235,10 @@ func TestHedgeDroppedResponsesThroughput(t *testing.T) {
 				e.setRule(faultproxy.DropFraction(0.10, uint64(part), faultproxy.Writes("INSERT INTO ev")))
 			}
 			hc.take()
-			rate, lost, dup := writeRun(t, e, s, p, part, n)
+			rate, lost, dup := writeRun(t, e, w, part, n)
 			e.setRule(nil)
 			if execs, sent, won := hc.take(); drop {
+				wonAll += won
 				t.Logf("round %d, 10%% dropped: %d executions, %d hedges sent (%.1f%%), %d won", r+1, execs, sent, 100*float64(sent)/float64(execs), won)
 			}
 			if lost != 0 || dup != 0 {
@@ -236,8 +263,11 @@ func TestHedgeDroppedResponsesThroughput(t *testing.T) {
 	if e.dropped() == 0 {
 		t.Fatal("no response was dropped: the fault was not injected")
 	}
+	if wonAll == 0 {
+		t.Errorf("no hedge won under %d dropped responses: hedging did not run", e.dropped())
+	}
 	m := median(ratios)
-	t.Logf("| hedged writes, 10%% of responses dropped (%d) | median %.2f× fault-free (rounds %.2f–%.2f) | target ≥ 0.6× |", e.dropped(), m, slices.Min(ratios), slices.Max(ratios))
+	t.Logf("| %s, 10%% of responses dropped (%d) | median %.2f× fault-free (rounds %.2f–%.2f) | target ≥ 0.6× |", label, e.dropped(), m, slices.Min(ratios), slices.Max(ratios))
 	if m < 0.6 {
 		targetMissed(t, "median throughput %.2f× fault-free, want ≥ 0.6×", m)
 	}
@@ -251,15 +281,22 @@ func TestHedgeFaultFreeCost(t *testing.T) {
 	e.exec(t, `CREATE TABLE ev (p int, id timeuuid, v int, PRIMARY KEY (p, id))`)
 	hs := hedgeSession(t, e, time.Second)
 	hc := &hedgeCounter{}
-	hp := hedgePolicy(retry.WithTracer(hc))
-	pp := plainPolicy() // on the same session: the sides differ in hedging only
+	hedged := v1Writer(hs, hedgePolicy(retry.WithTracer(hc)))
 	if os.Getenv("CQLSAFE_HEDGE_AA") == "1" {
 		// Calibration: both sides not hedged, so the ratio shows the spread of the
 		// measurement itself on this machine.
-		hp = retry.NewPolicy(retry.WithMaxAttempts(8), retry.WithBackoff(5*time.Millisecond, 100*time.Millisecond),
-			retry.WithTimeoutsOnNextHost(), retry.WithTracer(hc))
+		hedged = v1Writer(hs, retry.NewPolicy(retry.WithMaxAttempts(8), retry.WithBackoff(5*time.Millisecond, 100*time.Millisecond),
+			retry.WithTimeoutsOnNextHost(), retry.WithTracer(hc)))
 		t.Log("CQLSAFE_HEDGE_AA=1: A/A calibration, neither side hedged")
 	}
+	// On the same session: the sides differ in hedging only.
+	hedgeFaultFreeCost(t, e, hc, v1Writer(hs, plainPolicy()), hedged, "hedging")
+}
+
+// hedgeFaultFreeCost is TestHedgeFaultFreeCost on one driver: plain and hedged write
+// through one session, hc counts the hedged side's hedges.
+func hedgeFaultFreeCost(t *testing.T, e *env, hc *hedgeCounter, plainW, hedgedW rowWriter, label string) {
+	t.Helper()
 	rounds, n := hedgeRounds(t)
 	var ratios, extra []float64
 	var sentAll, wonAll int64
@@ -267,7 +304,7 @@ func TestHedgeFaultFreeCost(t *testing.T) {
 		var plain, hedged float64
 		runPlain := func() {
 			var lost, dup int
-			plain, lost, dup = writeRun(t, e, hs, pp, r*2, n)
+			plain, lost, dup = writeRun(t, e, plainW, r*2, n)
 			if lost != 0 || dup != 0 {
 				t.Errorf("round %d, not hedged: %d lost, %d duplicated", r+1, lost, dup)
 			}
@@ -276,7 +313,7 @@ func TestHedgeFaultFreeCost(t *testing.T) {
 			var lost, dup int
 			before := e.requests()
 			hc.take()
-			hedged, lost, dup = writeRun(t, e, hs, hp, r*2+1, n)
+			hedged, lost, dup = writeRun(t, e, hedgedW, r*2+1, n)
 			extra = append(extra, float64(e.requests()-before-int64(n))/float64(n))
 			_, sent, won := hc.take()
 			sentAll += sent
@@ -298,8 +335,8 @@ func TestHedgeFaultFreeCost(t *testing.T) {
 			r+1, plain, hedged, hedged/plain, 100*extra[r])
 	}
 	m := median(ratios)
-	t.Logf("| hedging, fault-free (%d rounds × %d writes) | median %.2f× not hedged (rounds %.2f–%.2f), median %.1f%% more requests; hedges sent %d, won %d | target ≥ 0.95× |",
-		rounds, n, m, slices.Min(ratios), slices.Max(ratios), 100*median(extra), sentAll, wonAll)
+	t.Logf("| %s, fault-free (%d rounds × %d writes) | median %.2f× not hedged (rounds %.2f–%.2f), median %.1f%% more requests; hedges sent %d, won %d | target ≥ 0.95× |",
+		label, rounds, n, m, slices.Min(ratios), slices.Max(ratios), 100*median(extra), sentAll, wonAll)
 	if m < 0.95 {
 		targetMissed(t, "hedging costs %.0f%% throughput, want ≤ 5%%", (1-m)*100)
 	}

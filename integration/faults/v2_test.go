@@ -5,15 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	v2 "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/gocql/gocql"
 
-	"github.com/cqlsafe/cqlsafe/gocqlv2/clientid"
 	eventlogv2 "github.com/cqlsafe/cqlsafe/gocqlv2/eventlog"
 	overwritev2 "github.com/cqlsafe/cqlsafe/gocqlv2/overwrite"
 	retryv2 "github.com/cqlsafe/cqlsafe/gocqlv2/retry"
@@ -157,106 +154,46 @@ func TestV2DoUnderConnectionResets(t *testing.T) {
 	})
 }
 
-// hedgeCounterV2 counts what the v2 Policy's HedgeTrace tells: hedges sent and won.
-type hedgeCounterV2 struct{ sent, won atomic.Int64 }
-
-type hedgeCountV2 struct{ c *hedgeCounterV2 }
-
-func (c *hedgeCounterV2) Begin(ctx context.Context, _ retryv2.Execution) (context.Context, retryv2.Trace) {
-	return ctx, hedgeCountV2{c}
+// v2Writer writes through the v2 driver's session s and Policy p.
+func v2Writer(s *v2.Session, p *retryv2.Policy) rowWriter {
+	return rowWriter{next: p.Clock().Next, insert: func(ctx context.Context, part int, id gocql.UUID, v int, ts int64) error {
+		return p.Exec(ctx, s.Query(`INSERT INTO ev (p, id, v) VALUES (?, ?, ?)`, part, v2.UUID(id), v), retryv2.AtTimestamp(ts))
+	}}
 }
-func (hedgeCountV2) Attempt(retryv2.Event) {}
-func (h hedgeCountV2) Hedged(hs retryv2.Hedges) {
-	h.c.sent.Add(int64(hs.Sent))
-	if hs.Won {
-		h.c.won.Add(1)
+
+// hedgePolicyV2 is hedgePolicy on the v2 driver (CQLSAFE_HEDGE_DELAY_MS included).
+func hedgePolicyV2(extra ...retryv2.Option) *retryv2.Policy {
+	var ho []retryv2.HedgeOption
+	if d := hedgeDelayEnv(); d > 0 {
+		ho = append(ho, retryv2.HedgeDelayBounds(d, d))
 	}
+	return retryv2.NewPolicy(append([]retryv2.Option{retryv2.WithMaxAttempts(8), retryv2.WithBackoff(5*time.Millisecond, 100*time.Millisecond),
+		retryv2.WithTimeoutsOnNextHost(), retryv2.WithHedging(ho...)}, extra...)...)
 }
-func (hedgeCountV2) End(error, int) {}
 
-// TestV2HedgeDroppedResponses: hedged writes on the v2 driver across the three nodes, 10 %
-// of write responses dropped on every node. Every write is acknowledged and lands
-// exactly once with its pinned WRITETIME; hedges were sent to other coordinators and
-// won. Against a fault-free run in the same test, the write rate is logged (the
-// hedging throughput figures of FAULTS.md are gocql v1.7's).
-func TestV2HedgeDroppedResponses(t *testing.T) {
+// TestV2HedgeDroppedResponsesThroughput is TestHedgeDroppedResponsesThroughput on the
+// v2 driver: 10 % of write responses dropped on every node, hedged writes vs the
+// fault-free run in alternating rounds; every write lands exactly once at its pinned
+// WRITETIME, hedges won, and the median throughput ratio is held to the same target
+// (≥ 0.6×, enforced with CQLSAFE_HEDGE_TARGETS=1).
+func TestV2HedgeDroppedResponsesThroughput(t *testing.T) {
 	e := newEnv(t, time.Second)
 	e.exec(t, `CREATE TABLE ev (p int, id timeuuid, v int, PRIMARY KEY (p, id))`)
 	s := v2Session(t, e, time.Second, true)
-	hc := &hedgeCounterV2{}
-	p := retryv2.NewPolicy(retryv2.WithMaxAttempts(8), retryv2.WithBackoff(5*time.Millisecond, 100*time.Millisecond),
-		retryv2.WithTimeoutsOnNextHost(), retryv2.WithHedging(), retryv2.WithTracer(hc))
-	ctx := context.Background()
-	const n, workers = 2000, 16
-	run := func(part int, drop bool) (rate float64, wrong int, slow int64) {
-		if drop {
-			e.setRule(faultproxy.DropFraction(0.10, uint64(part), faultproxy.Writes("INSERT INTO ev")))
-			defer e.setRule(nil)
-		}
-		ids := make([]v2.UUID, n)
-		ts := make([]int64, n)
-		base := time.Now()
-		for i := range ids {
-			ids[i] = clientid.NewTimeUUID(base.Add(time.Duration(i) * time.Microsecond))
-		}
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		start := time.Now()
-		for range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					i := int(next.Add(1) - 1)
-					if i >= n {
-						return
-					}
-					ts[i] = p.Clock().Next()
-					t0 := time.Now()
-					for try := 0; try < 5; try++ { // an unknown outcome is re-sent with its pinned timestamp
-						if p.Exec(ctx, s.Query(`INSERT INTO ev (p, id, v) VALUES (?, ?, ?)`, part*writeParts+i%writeParts, ids[i], i), retryv2.AtTimestamp(ts[i])) == nil {
-							break
-						}
-					}
-					if time.Since(t0) >= time.Second {
-						atomic.AddInt64(&slow, 1)
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		rate = float64(n) / time.Since(start).Seconds()
-		seen := map[gocql.UUID]bool{}
-		for k := 0; k < writeParts; k++ {
-			iter := e.direct.Query(`SELECT id, v, WRITETIME(v) FROM ev WHERE p = ?`, part*writeParts+k).PageSize(5000).Iter()
-			var id gocql.UUID
-			var v int
-			var wt int64
-			for iter.Scan(&id, &v, &wt) {
-				if seen[id] || v < 0 || v >= n || gocql.UUID(ids[v]) != id || wt != ts[v] || v%writeParts != k {
-					wrong++
-				}
-				seen[id] = true
-			}
-			if err := iter.Close(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return rate, wrong + n - len(seen), slow
-	}
-	clean, wrongClean, _ := run(0, false)
-	faulty, wrongFaulty, slow := run(1, true)
-	t.Logf("v2 driver, hedged: fault-free %.0f writes/s, 10%% of write responses dropped (%d) %.0f writes/s (%.2f×); %d hedges sent, %d won; %d writes took ≥ the 1 s client timeout",
-		clean, e.dropped(), faulty, faulty/clean, hc.sent.Load(), hc.won.Load(), slow)
-	if wrongClean != 0 || wrongFaulty != 0 {
-		t.Errorf("rows missing, duplicated or at another WRITETIME than pinned: %d fault-free, %d with drops", wrongClean, wrongFaulty)
-	}
-	if e.dropped() == 0 {
-		t.Fatal("no response was dropped: the fault was not injected")
-	}
-	if hc.won.Load() == 0 {
-		t.Errorf("no hedge won under %d dropped responses: the v2 session's hedging did not run", e.dropped())
-	}
+	hc := &hedgeCounter{}
+	hedgeDroppedThroughput(t, e, hc, v2Writer(s, hedgePolicyV2(retryv2.WithTracer(hc))), "v2 driver, hedged writes")
+}
+
+// TestV2HedgeFaultFreeCost is TestHedgeFaultFreeCost on the v2 driver: hedged vs not
+// hedged on one session with no fault, alternating rounds (target ≥ 0.95×).
+func TestV2HedgeFaultFreeCost(t *testing.T) {
+	e := newEnv(t, time.Second)
+	e.exec(t, `CREATE TABLE ev (p int, id timeuuid, v int, PRIMARY KEY (p, id))`)
+	s := v2Session(t, e, time.Second, true)
+	hc := &hedgeCounter{}
+	plain := retryv2.NewPolicy(retryv2.WithMaxAttempts(8), retryv2.WithBackoff(5*time.Millisecond, 100*time.Millisecond),
+		retryv2.WithTimeoutsOnNextHost())
+	hedgeFaultFreeCost(t, e, hc, v2Writer(s, plain), v2Writer(s, hedgePolicyV2(retryv2.WithTracer(hc))), "v2 driver, hedging")
 }
 
 // TestV2EventlogWritersWithDropsAndPause is TestEventlogWritersWithDropsAndPause on the
@@ -411,8 +348,7 @@ func TestV2HedgePausedNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := v2Session(t, e, 2*time.Second, true)
-	p := retryv2.NewPolicy(retryv2.WithMaxAttempts(8), retryv2.WithBackoff(5*time.Millisecond, 100*time.Millisecond),
-		retryv2.WithTimeoutsOnNextHost(), retryv2.WithHedging())
+	p := hedgePolicyV2()
 	tbl, err := overwritev2.Describe(ctx, s, e.ks, "shapes")
 	if err != nil {
 		t.Fatal(err)
