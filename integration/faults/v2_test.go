@@ -99,12 +99,44 @@ func TestV2FaultsCountersUnderUnavailable(t *testing.T) {
 	}
 }
 
-// naiveV2 retries any error on the same host, up to 3 times: what hand-written retry
-// code does (harness.NaiveRetry, for the v2 driver).
-type naiveV2 struct{}
+// naiveV2 retries any error on the same host, up to 3 times, after pause: what
+// hand-written retry code does (harness.NaiveRetry, for the v2 driver, which retries
+// only statements marked idempotent: the naive code marks them so).
+type naiveV2 struct{ pause time.Duration }
 
-func (naiveV2) Attempt(q v2.RetryableQuery) bool { return q.Attempts() <= 3 }
-func (naiveV2) GetRetryType(error) v2.RetryType  { return v2.Retry }
+func (n naiveV2) Attempt(q v2.RetryableQuery) bool {
+	time.Sleep(n.pause)
+	return q.Attempts() <= 3
+}
+func (naiveV2) GetRetryType(error) v2.RetryType { return v2.Retry }
+
+// TestV2NegativeControlCounter is TestNegativeControlCounter on the v2 driver: the
+// naive retry (the increment marked idempotent) over-counts; the Policy never re-sends.
+func TestV2NegativeControlCounter(t *testing.T) {
+	e := newEnv(t, 700*time.Millisecond)
+	s := v2Session(t, e, 700*time.Millisecond, false)
+	p := retryv2.NewPolicy()
+	counterControl(t, e, "(v2 driver) ", func(stmt string) error {
+		return s.Query(stmt).Idempotent(true).RetryPolicy(naiveV2{}).Exec()
+	}, func(stmt string) error {
+		return p.Exec(context.Background(), s.Query(stmt))
+	})
+}
+
+// TestV2NegativeControlFreshTimestamp is TestNegativeControlFreshTimestamp on the v2
+// driver: retried naively (a fresh client timestamp per attempt) the stale write
+// overwrites the newer one; through the Policy (pinned) it loses to it.
+func TestV2NegativeControlFreshTimestamp(t *testing.T) {
+	e := newEnv(t, 500*time.Millisecond)
+	s := v2Session(t, e, 500*time.Millisecond, false)
+	freshTimestampControl(t, e, "(v2 driver) ", func(id int, pinned bool) error {
+		q := s.Query(`INSERT INTO kv (id, v) VALUES (?, ?)`, id, "stale")
+		if pinned {
+			return retryv2.NewPolicy(retryv2.WithBackoff(800*time.Millisecond, 800*time.Millisecond), retryv2.WithoutJitter()).Exec(context.Background(), q)
+		}
+		return q.Idempotent(true).RetryPolicy(naiveV2{pause: 800 * time.Millisecond}).Exec()
+	})
+}
 
 // TestV2FaultsLoggedBatchInBatchLog is TestFaultsLoggedBatchInBatchLog on the v2
 // driver: a logged batch's write times out after it reached the batch log (write type
