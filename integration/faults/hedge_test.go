@@ -3,7 +3,6 @@ package faults
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -26,10 +25,6 @@ import (
 // retry.HedgingHosts (token-aware, round-robin), as hedging requires.
 func hedgeSession(t *testing.T, e *env, timeout time.Duration) *gocql.Session {
 	t.Helper()
-	byIP := map[string]int{}
-	for i, px := range e.proxies {
-		byIP[cluster.Addr(i)] = px.Port()
-	}
 	cl := gocql.NewCluster(e.proxies[0].Addr())
 	cl.ProtoVersion = 4
 	cl.Keyspace = e.ks
@@ -37,12 +32,7 @@ func hedgeSession(t *testing.T, e *env, timeout time.Duration) *gocql.Session {
 	cl.Timeout = timeout
 	cl.ConnectTimeout = 5 * time.Second
 	cl.PoolConfig.HostSelectionPolicy = retry.HedgingHosts(gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy()))
-	cl.AddressTranslator = gocql.AddressTranslatorFunc(func(ip net.IP, port int) (net.IP, int) {
-		if p, ok := byIP[ip.String()]; ok {
-			return net.IPv4(127, 0, 0, 1), p
-		}
-		return ip, port
-	})
+	cl.AddressTranslator = gocql.AddressTranslatorFunc(e.translate)
 	s, err := cl.CreateSession()
 	if err != nil {
 		t.Fatal(err)

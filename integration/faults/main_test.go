@@ -61,6 +61,16 @@ type env struct {
 	s       *gocql.Session // through the proxies
 	direct  *gocql.Session // straight to the nodes, for checking
 	proxies []*faultproxy.Proxy
+	byNode  map[string]*net.TCPAddr // a node's IP → its proxy's address
+}
+
+// translate maps a node's address, as the drivers learn it from system.peers, to its
+// proxy's (an AddressTranslatorFunc of either driver).
+func (e *env) translate(ip net.IP, port int) (net.IP, int) {
+	if a, ok := e.byNode[ip.String()]; ok {
+		return a.IP, a.Port
+	}
+	return ip, port
 }
 
 // newEnv creates a keyspace with RF=3 and a QUORUM session whose every connection to
@@ -92,15 +102,22 @@ func newEnv(t *testing.T, timeout time.Duration) *env {
 	}
 	t.Cleanup(ks.Close)
 	e.direct = ks
-	byIP := map[string]int{}
+	e.byNode = map[string]*net.TCPAddr{}
 	for i := 0; i < nodes; i++ {
-		px, err := faultproxy.Start(cluster.Addr(i) + ":9042")
+		// One loopback address per proxy (127.0.0.21, .22, …): the drivers drop hosts
+		// from their query plans by IP, so proxies sharing one IP would all leave them
+		// when one node goes down (faultproxy.StartOn; the nemesis suite does the same).
+		px, err := faultproxy.StartOn(fmt.Sprintf("127.0.0.%d", 21+i), cluster.Addr(i)+":9042")
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { px.Close() })
 		e.proxies = append(e.proxies, px)
-		byIP[cluster.Addr(i)] = px.Port()
+		a, err := net.ResolveTCPAddr("tcp", px.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.byNode[cluster.Addr(i)] = a
 	}
 	cl := gocql.NewCluster(e.proxies[0].Addr())
 	cl.ProtoVersion = 4
@@ -108,12 +125,7 @@ func newEnv(t *testing.T, timeout time.Duration) *env {
 	cl.Consistency = gocql.Quorum
 	cl.Timeout = timeout
 	cl.ConnectTimeout = 5 * time.Second
-	cl.AddressTranslator = gocql.AddressTranslatorFunc(func(ip net.IP, port int) (net.IP, int) {
-		if p, ok := byIP[ip.String()]; ok {
-			return net.IPv4(127, 0, 0, 1), p
-		}
-		return ip, port
-	})
+	cl.AddressTranslator = gocql.AddressTranslatorFunc(e.translate)
 	s, err := cl.CreateSession()
 	if err != nil {
 		t.Fatal(err)

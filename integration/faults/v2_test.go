@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"testing"
 	"time"
 
@@ -29,10 +28,6 @@ import (
 // e.proxies[i] (token-aware, through HedgingHosts when hedged).
 func v2Session(t *testing.T, e *env, timeout time.Duration, hedged bool) *v2.Session {
 	t.Helper()
-	byIP := map[string]int{}
-	for i, px := range e.proxies {
-		byIP[cluster.Addr(i)] = px.Port()
-	}
 	cl := v2.NewCluster(e.proxies[0].Addr())
 	cl.ProtoVersion = 4 // the proxy reads v4 frames
 	cl.Keyspace = e.ks
@@ -44,12 +39,7 @@ func v2Session(t *testing.T, e *env, timeout time.Duration, hedged bool) *v2.Ses
 		// recommended setup; HedgeStreams is the option for an overloaded node).
 		cl.PoolConfig.HostSelectionPolicy = retryv2.HedgingHosts(v2.TokenAwareHostPolicy(v2.RoundRobinHostPolicy()))
 	}
-	cl.AddressTranslator = v2.AddressTranslatorFunc(func(ip net.IP, port int) (net.IP, int) {
-		if p, ok := byIP[ip.String()]; ok {
-			return net.IPv4(127, 0, 0, 1), p
-		}
-		return ip, port
-	})
+	cl.AddressTranslator = v2.AddressTranslatorFunc(e.translate)
 	s, err := cl.CreateSession()
 	if err != nil {
 		t.Fatal(err)
