@@ -19,6 +19,7 @@ require (
 	github.com/docker/go-connections v0.7.0 // indirect
 	github.com/scylladb/go-reflectx v1.0.1 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/mod v0.39.0 // indirect
 )
 
 require (
