@@ -76,7 +76,7 @@ func TestRetryClassify(t *testing.T) {
 		{cql: "INSERT INTO t (id, a) VALUES (?, ks.myfn(?))", reason: "user-defined function"},
 		{cql: "INSERT INTO t (id, a) VALUES (?, myfn(?))", reason: "unknown function"},
 		{cql: "DELETE FROM t WHERE id = currentTimestamp()", reason: "currentTimestamp()"},
-		{cql: "DELETE FROM t WHERE id = now()", want: true, kind: KindWrite}, // a fresh id: a key no one holds
+		{cql: "DELETE FROM t WHERE id = now()", want: false, kind: KindWrite}, // a fresh id, once only if id is the partition key or the whole clustering key: no schema says so
 		// LWT.
 		{cql: "INSERT INTO t (id) VALUES (?) IF NOT EXISTS", reason: "lightweight transaction"},
 		{cql: "UPDATE t SET a = ? WHERE id = ? IF a = ?", reason: "lightweight transaction"},

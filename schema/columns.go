@@ -3,6 +3,7 @@ package schema
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cqlsafe/cqlsafe/internal/core/cqltext"
@@ -63,6 +64,10 @@ type tableKey struct{ keyspace, table string }
 type tableDef struct {
 	cols map[string]retry.ColumnKind
 	pos  int // offset of the CREATE TABLE, for "already created" errors
+	// partition and clustering are the primary key's columns, in order; static the
+	// static columns.
+	partition, clustering []string
+	static                map[string]bool
 }
 
 // ParseColumns reads the column definitions of the CREATE TABLE statements in ddl (a
@@ -135,6 +140,59 @@ func (c *Columns) ColumnKind(keyspace, table, column string) retry.ColumnKind {
 		kind, found = tk, true
 	}
 	return kind
+}
+
+// table is the table a statement names: in keyspace, else in none; without a keyspace,
+// the only table of that name (nil when there is none or more than one).
+func (c *Columns) table(keyspace, table string) *tableDef {
+	if c == nil || c.tables == nil {
+		return nil
+	}
+	if keyspace != "" {
+		if t, ok := c.tables[tableKey{keyspace, table}]; ok {
+			return t
+		}
+		return c.tables[tableKey{"", table}]
+	}
+	var found *tableDef
+	for k, t := range c.tables {
+		if k.table == table {
+			if found != nil {
+				return nil
+			}
+			found = t
+		}
+	}
+	return found
+}
+
+// ColumnRole implements retry.RoleSchema: where a column sits in its table's primary key.
+func (c *Columns) ColumnRole(keyspace, table, column string) retry.ColumnRole {
+	t := c.table(keyspace, table)
+	if t == nil {
+		return retry.RoleUnknown
+	}
+	switch _, ok := t.cols[column]; {
+	case !ok:
+		return retry.RoleUnknown
+	case slices.Contains(t.partition, column):
+		return retry.RolePartitionKey
+	case slices.Contains(t.clustering, column):
+		return retry.RoleClustering
+	case t.static[column]:
+		return retry.RoleStatic
+	}
+	return retry.RoleRegular
+}
+
+// ClusteringColumns implements retry.ClusteringSchema: the table's clustering columns in
+// order.
+func (c *Columns) ClusteringColumns(keyspace, table string) ([]string, bool) {
+	t := c.table(keyspace, table)
+	if t == nil {
+		return nil, false
+	}
+	return slices.Clone(t.clustering), true
 }
 
 func (t *tableDef) kind(column string) retry.ColumnKind {
@@ -316,17 +374,24 @@ func (p *ddlParser) createTable(st []cqltext.Token) error {
 	if after < len(st) && !st[after].Is("with") {
 		return p.errAt(st[after].Pos, "unexpected %q after the column definitions (WITH expected)", st[after].Text)
 	}
-	t := &tableDef{cols: map[string]retry.ColumnKind{}, pos: st[0].Pos}
+	t := &tableDef{cols: map[string]retry.ColumnKind{}, pos: st[0].Pos, static: map[string]bool{}}
 	var pkPos []int // positions of PRIMARY KEY definitions
 	var pkNames []cqltext.Token
 	for _, def := range defs {
 		if def[0].Is("primary") && len(def) > 1 && def[1].Is("key") {
 			pkPos = append(pkPos, def[0].Pos)
-			names, err := p.primaryKey(def)
+			names, partition, err := p.primaryKey(def)
 			if err != nil {
 				return err
 			}
 			pkNames = append(pkNames, names...)
+			for i, n := range names {
+				if i < partition {
+					t.partition = append(t.partition, name(n))
+				} else {
+					t.clustering = append(t.clustering, name(n))
+				}
+			}
 			continue
 		}
 		col, kind, rest, err := p.column(def)
@@ -340,8 +405,10 @@ func (p *ddlParser) createTable(st []cqltext.Token) error {
 		for j := 0; j < len(rest); j++ {
 			switch {
 			case rest[j].Is("static"):
+				t.static[col] = true
 			case rest[j].Is("primary") && j+1 < len(rest) && rest[j+1].Is("key"):
 				pkPos = append(pkPos, rest[j].Pos)
+				t.partition = append(t.partition, col)
 				j++
 			case rest[j].Is("masked"):
 				j = len(rest) // MASKED WITH fn(args): no bearing on the kind
@@ -372,13 +439,14 @@ func (p *ddlParser) createTable(st []cqltext.Token) error {
 }
 
 // primaryKey reads PRIMARY KEY ((a, b), c, d) or PRIMARY KEY (a, c) and returns the
-// column name tokens.
-func (p *ddlParser) primaryKey(def []cqltext.Token) ([]cqltext.Token, error) {
+// column name tokens and how many of the first ones form the partition key.
+func (p *ddlParser) primaryKey(def []cqltext.Token) ([]cqltext.Token, int, error) {
 	t := def[2:]
 	if len(t) < 3 || !t[0].IsPunct("(") || !t[len(t)-1].IsPunct(")") {
-		return nil, p.errAt(posAt(def, 2), "PRIMARY KEY needs a parenthesised column list")
+		return nil, 0, p.errAt(posAt(def, 2), "PRIMARY KEY needs a parenthesised column list")
 	}
 	var names []cqltext.Token
+	partition := 0
 	inner, depth, expectName := t[1:len(t)-1], 0, true
 	for _, tok := range inner {
 		switch {
@@ -386,19 +454,23 @@ func (p *ddlParser) primaryKey(def []cqltext.Token) ([]cqltext.Token, error) {
 			depth++
 		case tok.IsPunct(")") && !expectName && depth == 1:
 			depth--
+			partition = len(names)
 		case tok.IsPunct(",") && !expectName:
 			expectName = true
 		case isName(tok) && expectName:
 			names = append(names, tok)
 			expectName = false
 		default:
-			return nil, p.errAt(tok.Pos, "unexpected %q in PRIMARY KEY", tok.Text)
+			return nil, 0, p.errAt(tok.Pos, "unexpected %q in PRIMARY KEY", tok.Text)
 		}
 	}
 	if depth != 0 || expectName {
-		return nil, p.errAt(t[len(t)-1].Pos, "incomplete PRIMARY KEY")
+		return nil, 0, p.errAt(t[len(t)-1].Pos, "incomplete PRIMARY KEY")
 	}
-	return names, nil
+	if partition == 0 {
+		partition = 1 // PRIMARY KEY (a, c): a alone
+	}
+	return names, partition, nil
 }
 
 // column reads "name type …" and returns the name, the type's kind and the tokens

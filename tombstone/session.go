@@ -6,6 +6,7 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/cqlsafe/cqlsafe/clientid"
+	"github.com/cqlsafe/cqlsafe/internal/core/decision"
 	core "github.com/cqlsafe/cqlsafe/internal/core/tombstone"
 	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 	"github.com/cqlsafe/cqlsafe/retry"
@@ -115,11 +116,13 @@ func (x session) CAS(ctx context.Context, stmts []core.Stmt) (bool, error) {
 	return applied, nil
 }
 
-// MayHaveApplied: Unavailable too — Paxos can report it at the commit phase, after a
-// quorum accepted the proposal, which a later round then completes.
+// MayHaveApplied: Unavailable and Overloaded too — legacy Paxos can report them at the
+// commit phase, after a quorum accepted the proposal, which a later round then completes
+// (decision.ConditionalMayHaveApplied; without the error's consistency, judged as the
+// commit's).
 func (session) MayHaveApplied(err error) bool {
 	c := retry.ClassifyError(err)
-	return c.MayHaveApplied() || c == retry.ClassCanceled || c == retry.ClassUnavailable
+	return decision.ConditionalMayHaveApplied(decision.Facts{Class: c})
 }
 
 func (x session) Clock() *clientid.Clock { return x.p.Clock() }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/cqlsafe/cqlsafe/internal/core/cqltext"
@@ -40,13 +41,16 @@ otherwise, 2 on a usage error, an unreadable FILE, or column types that cannot b
 
 // lintStatement is one statement's verdict in --json output.
 type lintStatement struct {
-	File       string           `json:"file"`
-	Line       int              `json:"line"`
-	Statement  string           `json:"statement"`
-	Kind       string           `json:"kind"`
-	Idempotent bool             `json:"idempotent"`
-	Reasons    []string         `json:"reasons"`
-	Findings   []schema.Finding `json:"findings"`
+	File       string   `json:"file"`
+	Line       int      `json:"line"`
+	Statement  string   `json:"statement"`
+	Kind       string   `json:"kind"`
+	Idempotent bool     `json:"idempotent"`
+	Reasons    []string `json:"reasons"`
+	// Hazards are what the statement does wrong even run once (a range DELETE whose
+	// uuid() is evaluated once per bound): each is also a reason.
+	Hazards  []string         `json:"hazards"`
+	Findings []schema.Finding `json:"findings"`
 	// Conditions are the bind markers of a repeatable statement whose value still
 	// decides it: bound to a column of unknown type, a non-empty list is not repeatable.
 	Conditions []string `json:"conditions"`
@@ -153,12 +157,20 @@ func runLint(ctx context.Context, args []string, stdout, stderr io.Writer, stdin
 	} else {
 		for _, st := range all {
 			verdict := "ok"
-			if !st.Idempotent {
+			switch {
+			case len(st.Hazards) > 0:
+				verdict = "DESTRUCTIVE"
+			case !st.Idempotent:
 				verdict = "NOT IDEMPOTENT"
 			}
 			fmt.Fprintf(stdout, "%s:%d: %s: %s\n", st.File, st.Line, verdict, oneLine(st.Statement))
+			for _, h := range st.Hazards {
+				fmt.Fprintf(stdout, "%s:%d:   hazard: %s\n", st.File, st.Line, h)
+			}
 			for _, r := range st.Reasons {
-				fmt.Fprintf(stdout, "%s:%d:   reason: %s\n", st.File, st.Line, r)
+				if !slices.Contains(st.Hazards, r) {
+					fmt.Fprintf(stdout, "%s:%d:   reason: %s\n", st.File, st.Line, r)
+				}
 			}
 			for _, f := range st.Findings {
 				if f.Rule == "not-idempotent" || f.Rule == "repeat-unsafe-ddl" {
@@ -234,7 +246,7 @@ func (j judge) text(file, text string) []lintStatement {
 		if len(f) > 0 {
 			line = f[0].Line
 		}
-		return []lintStatement{{File: file, Line: line, Statement: "", Kind: "unknown", Reasons: []string{err.Error()}, Findings: f, Conditions: []string{}}}
+		return []lintStatement{{File: file, Line: line, Statement: "", Kind: "unknown", Reasons: []string{err.Error()}, Hazards: []string{}, Findings: f, Conditions: []string{}}}
 	}
 	keyspace := j.keyspace
 	out := make([]lintStatement, len(stmts))
@@ -251,9 +263,12 @@ func (j judge) text(file, text string) []lintStatement {
 		}
 		v := j.policy.Lint(keyspace, st)
 		out[i] = lintStatement{File: file, Line: line, Statement: st, Kind: v.Kind.String(), Idempotent: v.Idempotent,
-			Reasons: v.Reasons, Findings: []schema.Finding{}, Conditions: []string{}}
+			Reasons: v.Reasons, Hazards: v.Hazards, Findings: []schema.Finding{}, Conditions: []string{}}
 		if out[i].Reasons == nil {
 			out[i].Reasons = []string{}
+		}
+		if out[i].Hazards == nil {
+			out[i].Hazards = []string{}
 		}
 		if v.Idempotent {
 			out[i].Conditions = append(out[i].Conditions, v.ValueConditions()...)

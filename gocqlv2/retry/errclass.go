@@ -70,6 +70,7 @@ func gocqlServerFacts(err error) (decision.Facts, bool) {
 	switch {
 	case errors.As(err, &unavailable):
 		f.Class = ClassUnavailable
+		f.Serial = decision.SerialConsistency(uint16(unavailable.Consistency))
 	case errors.As(err, &readTimeout):
 		f.Class = ClassReadTimeout
 	case hasWT:

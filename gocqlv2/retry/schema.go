@@ -122,6 +122,23 @@ func (x sessionSchema) ColumnRole(keyspace, table, column string) ColumnRole {
 	return RoleUnknown
 }
 
+// ClusteringColumns implements ClusteringSchema: the table's clustering columns, in
+// order.
+func (x sessionSchema) ClusteringColumns(keyspace, table string) ([]string, bool) {
+	tm := x.table(keyspace, table)
+	if tm == nil {
+		return nil, false
+	}
+	out := make([]string, 0, len(tm.ClusteringColumns))
+	for _, cm := range tm.ClusteringColumns {
+		if cm == nil {
+			return nil, false
+		}
+		out = append(out, cm.Name)
+	}
+	return out, true
+}
+
 // KeyType implements verdict.KeyTypeSchema: the types for which a literal key and a
 // bound one can be told equal.
 func (x sessionSchema) KeyType(keyspace, table, column string) KeyType {

@@ -51,6 +51,13 @@ const (
 // RoleSchema is the optional part of a Schema that answers column roles.
 type RoleSchema = verdict.RoleSchema
 
+// ClusteringSchema is the optional part of a Schema that lists a table's clustering
+// columns (SessionSchema does). With it and RoleSchema, `DELETE … WHERE k = ? AND c =
+// uuid()` is known to name one row, which the server's uuid() makes a key no one holds;
+// without them such a DELETE is not repeatable, since Cassandra 4.1 and 5.0 evaluate
+// the call once per bound of a range DELETE.
+type ClusteringSchema = verdict.ClusteringSchema
+
 // KeyType is a key column's type, as far as telling a literal key from a bound one
 // equal needs it; KeyTypeSchema is the optional part of a Schema that answers it
 // (SessionSchema does).

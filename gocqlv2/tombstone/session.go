@@ -8,6 +8,7 @@ import (
 	"github.com/cqlsafe/cqlsafe/gocqlv2/clientid"
 	"github.com/cqlsafe/cqlsafe/gocqlv2/internal/cqlvalue"
 	"github.com/cqlsafe/cqlsafe/gocqlv2/retry"
+	"github.com/cqlsafe/cqlsafe/internal/core/decision"
 	core "github.com/cqlsafe/cqlsafe/internal/core/tombstone"
 )
 
@@ -100,11 +101,13 @@ func (x session) CAS(ctx context.Context, stmts []core.Stmt) (bool, error) {
 	return applied, err
 }
 
-// MayHaveApplied: Unavailable too — Paxos can report it at the commit phase, after a
-// quorum accepted the proposal, which a later round then completes.
+// MayHaveApplied: Unavailable and Overloaded too — legacy Paxos can report them at the
+// commit phase, after a quorum accepted the proposal, which a later round then completes
+// (decision.ConditionalMayHaveApplied; without the error's consistency, judged as the
+// commit's).
 func (session) MayHaveApplied(err error) bool {
 	c := retry.ClassifyError(err)
-	return c.MayHaveApplied() || c == retry.ClassCanceled || c == retry.ClassUnavailable
+	return decision.ConditionalMayHaveApplied(decision.Facts{Class: c})
 }
 
 func (x session) Clock() *clientid.Clock { return x.p.Clock() }

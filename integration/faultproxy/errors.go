@@ -1,6 +1,9 @@
 package faultproxy
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // CQL error codes the proxy can answer with (native protocol v4, section 9).
 const (
@@ -15,9 +18,11 @@ const (
 
 // Consistency levels, as the protocol numbers them.
 const (
-	One    uint16 = 0x0001
-	Quorum uint16 = 0x0004
-	Serial uint16 = 0x0008
+	One         uint16 = 0x0001
+	Quorum      uint16 = 0x0004
+	LocalQuorum uint16 = 0x0006
+	Serial      uint16 = 0x0008
+	LocalSerial uint16 = 0x0009
 )
 
 // ErrorFrame is an ERROR response the proxy sends in Cassandra's place. Build it with
@@ -35,6 +40,16 @@ type ErrorFrame struct {
 // Unavailable: not enough replicas alive for the consistency level; nothing was written.
 func Unavailable() ErrorFrame {
 	return ErrorFrame{Code: CodeUnavailable, Message: "Cannot achieve consistency level QUORUM (faultproxy)", Consistency: Quorum, BlockFor: 2, Alive: 1}
+}
+
+// UnavailableAt is Unavailable at consistency c: a conditional write's Paxos round
+// raises it at SERIAL or LOCAL_SERIAL before it begins, at the commit consistency after
+// the proposal was accepted (legacy Paxos's commitPaxos).
+func UnavailableAt(c uint16) ErrorFrame {
+	e := Unavailable()
+	e.Consistency = c
+	e.Message = fmt.Sprintf("Cannot achieve consistency level %#x (faultproxy)", c)
+	return e
 }
 
 // Overloaded: the coordinator refused the request.

@@ -233,6 +233,20 @@ func (g *stmtGen) fn(t *ctype) (string, bool) {
 	return pick(g.r, opts), true
 }
 
+// freshKeyOK: t is a type a server function makes new ids of (uuid, timeuuid), and
+// server functions may be generated.
+func (g *stmtGen) freshKeyOK(t *ctype) bool {
+	return g.fnOK && t.kind == kScalar && (t.name == "uuid" || t.name == "timeuuid")
+}
+
+// freshKeyFn is a call that makes a new id of type t (see freshKeyOK).
+func (g *stmtGen) freshKeyFn(t *ctype) string {
+	if t.name == "uuid" {
+		return "uuid()"
+	}
+	return pick(g.r, []string{"now()", "currentTimeUUID()"})
+}
+
 // where renders the partition key restriction.
 func where(bind bool) (string, []any) {
 	if bind {
@@ -839,6 +853,16 @@ func (g *stmtGen) deleteRange() stmt {
 	i := 0
 	if len(cks) > 1 && g.chance(60) {
 		tm, vs := g.term(cks[0].t, a[cks[0].name], bind)
+		// (Only when term made no call: a case it gave one keeps its draws.)
+		if g.freshKeyOK(cks[0].t) && !strings.HasSuffix(tm, ")") && g.chance(30) {
+			f := g.freshKeyFn(cks[0].t)
+			// A fresh id before a range: Cassandra 4.1 and 5.0 evaluate it once per bound
+			// (ModificationStatement.createSlices), so the range covers the rows between
+			// two values — the shape of seed 20261206, case 743.
+			g.usedFn = true
+			g.clockAlt(cks[0].t, f, a[cks[0].name])
+			tm, vs = f, nil
+		}
 		wh += " AND " + cks[0].name + " = " + tm
 		wv = append(wv, vs...)
 		i = 1

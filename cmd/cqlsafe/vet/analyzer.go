@@ -23,13 +23,14 @@ const (
 	RuleServerNondeterminism = "server-nondeterminism"
 	RuleUnpinnedTimestamp    = "unpinned-timestamp"
 	RuleListAssignment       = "list-assignment"
+	RuleDestructiveDelete    = "destructive-delete"
 	// RuleNotAnalysed names the notes of Result.NotAnalysed (cqlsafe vet -v): a
 	// statement site whose CQL the analyzer could not read. Never a diagnostic.
 	RuleNotAnalysed = "not-analysed"
 )
 
 // Rules lists every rule name.
-var Rules = []string{RuleNotIdempotent, RuleRollback, RuleNullNotUnset, RuleServerNondeterminism, RuleUnpinnedTimestamp, RuleListAssignment}
+var Rules = []string{RuleNotIdempotent, RuleRollback, RuleNullNotUnset, RuleServerNondeterminism, RuleUnpinnedTimestamp, RuleListAssignment, RuleDestructiveDelete}
 
 const doc = `report Cassandra writes that are unsafe to retry
 
@@ -46,6 +47,8 @@ it is executed, and reports:
   unpinned-timestamp     a write retried by a gocql policy without WithTimestamp
   list-assignment        non-frozen list assigned whole; counter updates in a logged
                          batch; unlogged batches that span partitions
+  destructive-delete     a DELETE that removes rows it does not name even run once:
+                         c0 = uuid() (or now()) before a range on the clustering key
 
 "//cqlsafe:ignore RULE reason" on the line (or the line above) silences RULE there.`
 

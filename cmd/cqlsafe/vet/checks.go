@@ -98,6 +98,9 @@ func (c *checker) statementRules(file *ast.File, s *site) {
 			c.report(pos, RuleServerNondeterminism, fmt.Sprintf("%s is evaluated by the server on every attempt, so a retried write stores a different value than the first; fix: compute the value on the client once, before the first attempt (clientid.NewTimeUUID(t), a bound time) and bind it", fn))
 		}
 	}
+	for _, h := range s.verdict.Hazards {
+		c.report(pos, RuleDestructiveDelete, fmt.Sprintf("%s; fix: name every clustering column by equality with a client-made id (clientid.NewTimeUUID), or delete the range with bound values", h))
+	}
 	if s.stmt.kind == "batch" {
 		bt := map[string]int{"logged": 0, "unlogged": 1, "counter": 2}[s.stmt.batchType]
 		c.batchStatementRules(pos, s.stmt.inner, bt, s.values)

@@ -73,6 +73,10 @@ const (
 	CodeCASWriteUnknown = 0x1700
 )
 
+// SerialConsistency reports SERIAL (0x0008) or LOCAL_SERIAL (0x0009), as the native
+// protocol numbers consistency levels.
+func SerialConsistency(c uint16) bool { return c == 0x0008 || c == 0x0009 }
+
 // CodeClass is the class of a server error by its protocol code; codes not listed are
 // ClassFatal (syntax, invalid, unauthorized, …).
 func CodeClass(code int) ErrorClass {
@@ -104,6 +108,11 @@ type Facts struct {
 	// BatchLogged: a write timeout of type BATCH, anywhere in the error — the batch
 	// reached the batch log and Cassandra will apply it.
 	BatchLogged bool
+	// Serial: an Unavailable whose consistency is SERIAL or LOCAL_SERIAL. For a
+	// conditional write Paxos raises that one only before its round begins (the prepare
+	// phase's replica plan, Paxos v1 and v2); an Unavailable at another consistency can
+	// come after the proposal was accepted (see ProvesNothingApplied).
+	Serial bool
 }
 
 // Driver is what Classify needs of a driver: its typed server errors and its sentinel

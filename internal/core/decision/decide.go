@@ -7,7 +7,9 @@ import "github.com/cqlsafe/cqlsafe/internal/core/verdict"
 // one included; ctxDone says the caller's context has ended.
 //
 //	nothing was applied (Unavailable, Overloaded,
-//	  Bootstrapping, no connection)                          retry, idempotent or not
+//	  Bootstrapping, no connection; for an LWT only
+//	  Unavailable at SERIAL/LOCAL_SERIAL, Bootstrapping,
+//	  no connection)                                         retry, idempotent or not
 //	in the batch log (write timeout of type BATCH)          never: it will be applied
 //	may have applied (write timeout or failure of any
 //	  other type, BATCH_LOG included; client timeout;
@@ -58,14 +60,34 @@ func (f Facts) NothingApplied() bool {
 // several mutations (a multi-statement batch, an IN list) they prove nothing about the
 // earlier ones; a logged batch checks every mutation for Unavailable before writing the
 // batch log, while Overloaded can come after the batch log stored it.
+//
+// A conditional write (LWT) is a Paxos round, and only what stops it before it begins
+// is proof: Unavailable at SERIAL or LOCAL_SERIAL (the prepare phase's replica plan),
+// Bootstrapping, no connection. With legacy Paxos (paxos_variant v1, the default of
+// 4.1 and 5.0) StorageProxy.commitPaxos builds the commit's replica plan — Unavailable
+// at the commit consistency — and checks hint overload — Overloaded — after
+// proposePaxos succeeded, and the next round on the partition completes the accepted
+// proposal; the condition read (QUORUM) can raise Unavailable at the same consistency
+// before it, so that consistency tells nothing. docs/lwt.md has the table.
 func ProvesNothingApplied(f Facts, v verdict.Verdict) bool {
 	if !f.NothingApplied() {
 		return false
+	}
+	if v.Conditional {
+		return f.Class == ClassBootstrapping || f.Class == ClassNoHost || f.Class == ClassUnavailable && f.Serial
 	}
 	if !v.MultiMutation() {
 		return true
 	}
 	return v.LoggedBatch() && f.Class == ClassUnavailable
+}
+
+// ConditionalMayHaveApplied: a conditional write (LWT) that failed with f may have
+// applied, or may be applied by the next Paxos round on its partition: settle it with
+// a SERIAL read, never re-send it blindly. The rule of ProvesNothingApplied for a
+// conditional verdict, for callers that send LWTs without a Policy.
+func ConditionalMayHaveApplied(f Facts) bool {
+	return AttemptMayHaveApplied(f, verdict.Verdict{Writes: true, Conditional: true})
 }
 
 // AttemptMayHaveApplied: a failed attempt of a write with this verdict may have applied

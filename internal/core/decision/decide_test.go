@@ -101,3 +101,47 @@ func TestDecisionNextHost(t *testing.T) {
 		t.Error("a lost response goes to another host only when asked")
 	}
 }
+
+// TestDecisionConditional: for an LWT only what stops the Paxos round before it begins
+// proves nothing was applied — Unavailable at SERIAL/LOCAL_SERIAL, Bootstrapping, no
+// connection. Unavailable at the commit consistency and Overloaded can come after the
+// proposal was accepted (legacy Paxos's commitPaxos): never re-sent, outcome unknown.
+func TestDecisionConditional(t *testing.T) {
+	lwt := verdict.Classify("UPDATE t SET l = l + ['x'] WHERE id = 1 IF v = 'base'")
+	if !lwt.Conditional {
+		t.Fatal("verdict: not conditional")
+	}
+	for _, tc := range []struct {
+		name  string
+		f     decision.Facts
+		retry bool
+	}{
+		{"Unavailable at QUORUM", decision.Facts{Class: decision.ClassUnavailable}, false},
+		{"Overloaded", decision.Facts{Class: decision.ClassOverloaded}, false},
+		{"Unavailable at SERIAL", decision.Facts{Class: decision.ClassUnavailable, Serial: true}, true},
+		{"Bootstrapping", decision.Facts{Class: decision.ClassBootstrapping}, true},
+		{"no connection", decision.Facts{Class: decision.ClassNoHost}, true},
+		{"write timeout", decision.Facts{Class: decision.ClassWriteTimeout}, false},
+	} {
+		got, _ := decision.Decide(false, tc.f, lwt, true, 1, 3)
+		if got != tc.retry {
+			t.Errorf("%s: retry %v, want %v", tc.name, got, tc.retry)
+		}
+		if may := decision.AttemptMayHaveApplied(tc.f, lwt); may == tc.retry {
+			t.Errorf("%s: may have applied %v, want %v", tc.name, may, !tc.retry)
+		}
+		if may := decision.ConditionalMayHaveApplied(tc.f); may == tc.retry {
+			t.Errorf("%s: ConditionalMayHaveApplied %v, want %v", tc.name, may, !tc.retry)
+		}
+	}
+	// The same errors on a plain write still prove nothing applied.
+	ins := verdict.Classify("INSERT INTO t (id, v) VALUES (?, ?)")
+	for _, c := range []decision.ErrorClass{decision.ClassUnavailable, decision.ClassOverloaded} {
+		if !decision.ProvesNothingApplied(decision.Facts{Class: c}, ins) {
+			t.Errorf("%v on a plain INSERT: want nothing applied", c)
+		}
+	}
+	if !decision.SerialConsistency(0x0008) || !decision.SerialConsistency(0x0009) || decision.SerialConsistency(0x0004) {
+		t.Error("SerialConsistency: SERIAL and LOCAL_SERIAL only")
+	}
+}

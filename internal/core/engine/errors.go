@@ -32,8 +32,13 @@ type OutcomeUnknownError[B any] struct {
 	Timestamp  int64 // the pinned write timestamp (µs since the epoch)
 	Idempotent bool
 	Reasons    []string // why it is not idempotent, when it is not
-	Attempts   int
-	Err        error // the last error
+	// Conditional: a lightweight transaction (IF …). It is never re-sent blindly (a
+	// re-send whose condition still holds applies it twice; one whose condition its own
+	// first run broke answers [applied]=false): settle.LWT reads with SERIAL consistency,
+	// which completes a round in flight, and says whether it applied.
+	Conditional bool
+	Attempts    int
+	Err         error // the last error
 }
 
 func (e *OutcomeUnknownError[B]) Error() string {
@@ -43,7 +48,9 @@ func (e *OutcomeUnknownError[B]) Error() string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "retry: %s may or may not have applied after %d attempt(s) (timestamp %d", what, e.Attempts, e.Timestamp)
-	if !e.Idempotent {
+	if e.Conditional {
+		b.WriteString(", conditional: not re-sent, settle.LWT says whether it applied")
+	} else if !e.Idempotent {
 		b.WriteString(", not idempotent: not retried")
 	}
 	fmt.Fprintf(&b, "): %v", e.Err)

@@ -185,7 +185,7 @@ func Outcome[B any](x *Exec, err error, ts int64, batch bool, bt B, stmts []Stat
 	}
 	v := x.Verdict
 	ou := &OutcomeUnknownError[B]{Statements: stmts, Batch: batch, BatchType: bt, Timestamp: ts,
-		Idempotent: v.Idempotent, Reasons: v.Reasons, Attempts: attempts, Err: err}
+		Idempotent: v.Idempotent, Reasons: v.Reasons, Conditional: v.Conditional, Attempts: attempts, Err: err}
 	if record != nil && v.Idempotent {
 		if oerr := record(ou); oerr != nil {
 			return fmt.Errorf("%w (and the outbox append failed: %w)", ou, oerr)

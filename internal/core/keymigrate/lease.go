@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cqlsafe/cqlsafe/internal/core/cqltext"
+	"github.com/cqlsafe/cqlsafe/internal/core/decision"
 	"github.com/cqlsafe/cqlsafe/internal/core/settle"
 	"github.com/cqlsafe/cqlsafe/internal/core/wait"
 )
@@ -156,7 +157,7 @@ func (l *leases) describeOnce(ctx context.Context, ranges int, source, target st
 	switch {
 	case err == nil && applied:
 		return nil
-	case err != nil && !l.s.Class(err).MayHaveApplied():
+	case err != nil && !decision.ConditionalMayHaveApplied(decision.Facts{Class: l.s.Class(err)}):
 		return fmt.Errorf("keymigrate: record migration %q: %w", l.migration, err)
 	}
 	// Not applied, or unknown: what is recorded now (a SERIAL read settles any round in
@@ -227,7 +228,9 @@ func (l *leases) cas(ctx context.Context, cql string, values ...any) (lwtResult,
 		return lwtNotApplied, nil
 	case ctx.Err() != nil:
 		return lwtUnknown, ctx.Err()
-	case !l.s.Class(err).MayHaveApplied():
+	case !decision.ConditionalMayHaveApplied(decision.Facts{Class: l.s.Class(err)}):
+		// Unavailable and Overloaded too may come after the proposal was accepted (a
+		// class without its consistency is judged as one at the commit's).
 		return lwtNotApplied, fmt.Errorf("keymigrate: lease: %w", err)
 	}
 	outcome, serr := l.s.SettleLWT(ctx, cql, values, settleWait)

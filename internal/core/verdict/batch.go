@@ -51,6 +51,9 @@ func BatchAt(entries []Verdict, values func(i int) []any, in ValueInspector, cou
 				v.notIdempotent(fmt.Sprintf("statement %d: %s", i+1, r))
 			}
 		}
+		for _, h := range ev.Hazards {
+			v.hazard(fmt.Sprintf("statement %d: %s", i+1, h))
+		}
 	}
 	if counter {
 		v.notIdempotent("COUNTER batch")

@@ -271,7 +271,11 @@ func (c *classifier) write(t []cqltext.Token) {
 		start = 1
 	}
 	if start < len(t) {
-		c.functions(t[start:], c.functionOwner(t), t[0].Is("delete"))
+		var del *deleteShape
+		if t[0].Is("delete") {
+			del = deleteShapeOf(t)
+		}
+		c.functions(t[start:], c.functionOwner(t), del)
 	}
 }
 
@@ -279,7 +283,8 @@ func (c *classifier) write(t []cqltext.Token) {
 //
 // owner, when not nil, names the column a call at a token position writes ("" for a
 // call in the row's key), for shadowing (shadow.go); ok false where none is known.
-func (c *classifier) functions(t []cqltext.Token, owner func(pos int) (col string, ok bool), del bool) {
+// del is the WHERE clause of a DELETE (nil for other writes).
+func (c *classifier) functions(t []cqltext.Token, owner func(pos int) (col string, ok bool), del *deleteShape) {
 	flag := func(i int, reason string) {
 		if owner != nil {
 			if col, ok := owner(t[i].Pos); ok {
@@ -329,8 +334,12 @@ func (c *classifier) functions(t []cqltext.Token, owner func(pos int) (col strin
 			c.v.binds = append(c.v.binds, bindCheck{index: c.markers[t[i+2].Pos], json: true, nowOnly: true, fp: -1})
 		}
 		switch {
-		case del && freshKey(t, i):
-			// A DELETE of a key no one holds: no read tells one run from two.
+		case del != nil && freshKey(t, i):
+			// A DELETE of a key no one holds: no read tells one run from two — when the
+			// server evaluates the call once (see evaluatedOnce).
+			if t[i-1].IsPunct("=") {
+				c.freshEquality(del, cqltext.IdentName(t[i-2]), t[i].Text)
+			}
 		case nonDeterministic[name]:
 			flag(i, fmt.Sprintf("server-side non-deterministic function %s() in a write", t[i].Text))
 		case deterministic[name] || strings.HasPrefix(name, "blobas") || strings.HasSuffix(name, "asblob"):
@@ -359,6 +368,91 @@ func freshKey(t []cqltext.Token, i int) bool {
 		return i+3 < len(t) && t[i+3].IsPunct("]")
 	}
 	return false
+}
+
+// deleteShape is what the WHERE clause of a DELETE restricts: the columns it sets
+// equal to one value, whether it holds a slice (<, <=, >, >=, single- or multi-column),
+// and whether it holds anything else (IN, CONTAINS, a multi-column equality).
+type deleteShape struct {
+	ks, table   string
+	eq          map[string]bool
+	slice, more bool
+}
+
+func deleteShapeOf(t []cqltext.Token) *deleteShape {
+	d := &deleteShape{eq: map[string]bool{}}
+	if from := cqltext.IndexKeyword(t, "from", 0); from >= 0 {
+		d.ks, d.table = cqltext.TableName(t, from+1)
+	}
+	where := cqltext.IndexKeyword(t, "where", 0)
+	if where < 0 {
+		d.more = true
+		return d
+	}
+	end := len(t)
+	if i := cqltext.IndexKeyword(t, "if", where); i >= 0 {
+		end = i
+	}
+	isSlice := func(x cqltext.Token) bool {
+		return x.IsPunct(">") || x.IsPunct(">=") || x.IsPunct("<") || x.IsPunct("<=")
+	}
+	for _, e := range cqltext.SplitTopFunc(t[where+1:end], func(x cqltext.Token) bool { return x.Is("and") }) {
+		switch {
+		case len(e) >= 3 && (e[0].Kind == cqltext.Ident || e[0].Kind == cqltext.QIdent) && e[1].IsPunct("="):
+			d.eq[cqltext.IdentName(e[0])] = true
+		case slices.ContainsFunc(e, isSlice):
+			d.slice = true
+		default:
+			d.more = true
+		}
+	}
+	return d
+}
+
+// freshEquality judges `col = fn()` (now(), currentTimeUUID(), uuid()) in a DELETE's
+// WHERE clause. The call names a key no one holds only if the server evaluates it once.
+// Cassandra 4.1 and 5.0 evaluate a clustering equality once per bound when the DELETE
+// is a range — a slice on a later clustering column, or a prefix of them
+// (ModificationStatement.createSlices binds the START and the END bound apart, each
+// running FunctionCall.bindAndGet): `c0 = uuid() AND c1 > ?` deletes every row whose
+// c0 lies between two random values, a different slice each run. Once, proved: the
+// column is a partition key column (buildPartitionKeyNames), or every clustering column
+// is restricted by equality and nothing is a slice (createClustering).
+func (c *classifier) freshEquality(d *deleteShape, col, fn string) {
+	role := c.role(d.ks, d.table, col)
+	if role == RolePartitionKey {
+		return
+	}
+	clustering, known := c.clustering(d.ks, d.table)
+	allEq := known && len(clustering) > 0 && !slices.ContainsFunc(clustering, func(k string) bool { return !d.eq[k] })
+	if role == RoleClustering && allEq && !d.slice && !d.more {
+		return
+	}
+	if d.slice || role == RoleClustering && known && !allEq && !d.more {
+		h := fmt.Sprintf("%s = %s() in a range DELETE: Cassandra 4.1 and 5.0 evaluate %s() once per bound, so it deletes the rows whose %s lies between two values it does not name (even when run once)", col, fn, fn, col)
+		if role == RoleUnknown {
+			h += fmt.Sprintf("; unless %s is a partition key column", col)
+		}
+		c.v.hazard(h)
+		c.v.notIdempotent(h)
+		return
+	}
+	c.v.notIdempotent(fmt.Sprintf("%s = %s() in a DELETE: evaluated once only when %s is a partition key column or every clustering column is set by equality, which the schema does not say", col, fn, col))
+}
+
+// clustering asks a ClusteringSchema for a table's clustering columns.
+func (c *classifier) clustering(ks, table string) ([]string, bool) {
+	cs, ok := c.schema.(ClusteringSchema)
+	if !ok || table == "" {
+		return nil, false
+	}
+	if ks == "" {
+		ks = c.ks
+	}
+	if !slices.Contains(c.v.consulted, ks) {
+		c.v.consulted = append(c.v.consulted, ks)
+	}
+	return cs.ClusteringColumns(ks, table)
 }
 
 // hasNowLiteral: s is 'now' (any case, spaces around), or a JSON document that holds

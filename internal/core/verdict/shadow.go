@@ -63,6 +63,14 @@ type RoleSchema interface {
 	ColumnRole(keyspace, table, column string) ColumnRole
 }
 
+// ClusteringSchema is implemented by schemas that know a table's clustering columns, in
+// order (a driver's session metadata); ok false when the table is unknown. With it (and
+// RoleSchema) a DELETE keyed by now() or uuid() on a clustering column is known to name
+// one row.
+type ClusteringSchema interface {
+	ClusteringColumns(keyspace, table string) (columns []string, ok bool)
+}
+
 // KeyType is the type of a key column, as far as telling a literal from a bound value
 // needs it.
 type KeyType int

@@ -1,6 +1,9 @@
 package verdict
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Kind is what a statement does.
 type Kind int
@@ -39,6 +42,10 @@ type Verdict struct {
 	// Reasons say why it is not idempotent (empty when it is), one line each, naming the
 	// clause: `counter or list "n = n + ?"`, `lightweight transaction (IF NOT EXISTS)`.
 	Reasons []string
+	// Hazards say what the text does wrong even when run once, whatever the retries:
+	// a DELETE whose range covers rows it does not name (`c0 = uuid() AND c1 > ?`).
+	// Each is also a reason.
+	Hazards []string
 	// Notes are facts that do not decide idempotence but matter to a caller, such as a
 	// literal USING TIMESTAMP.
 	Notes []string
@@ -139,6 +146,12 @@ func (v *Verdict) notIdempotent(reason string) {
 		}
 	}
 	v.Reasons = append(v.Reasons, reason)
+}
+
+func (v *Verdict) hazard(h string) {
+	if !slices.Contains(v.Hazards, h) {
+		v.Hazards = append(v.Hazards, h)
+	}
 }
 
 func (v *Verdict) note(n string) {

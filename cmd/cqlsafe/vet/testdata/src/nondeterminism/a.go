@@ -63,3 +63,9 @@ func readNow(s *gocql.Session) error {
 	var t time.Time
 	return s.Query("SELECT now() FROM system.local").Scan(&t)
 }
+
+// A range DELETE whose clustering equality is uuid(): Cassandra evaluates it once per
+// bound and deletes rows between two random values, even run once.
+func rangeDeleteByUUID(s *gocql.Session, k int64, from, to int64) error {
+	return s.Query("DELETE FROM t_ttl WHERE k = ? AND c0 = uuid() AND c1 > ? AND c1 <= ?", k, from, to).Exec() // want `destructive-delete: c0 = uuid\(\) in a range DELETE`
+}

@@ -1,0 +1,34 @@
+package v2suite
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/cqlsafe/cqlsafe/gocqlv2/retry"
+	"github.com/cqlsafe/cqlsafe/integration/internal/scenario"
+)
+
+// TestRetryConditionalAfterUnavailableOrOverloaded: scenario.ConditionalAfterRefusal on
+// the Apache driver v2 — an LWT answered Unavailable (at its commit consistency) or Overloaded
+// after Cassandra applied it is never re-sent and is reported as an unknown outcome of
+// a conditional write; one refused at SERIAL is re-sent and lands once.
+func TestRetryConditionalAfterUnavailableOrOverloaded(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	s, px := proxied(t, ks, 5*time.Second)
+	p := retry.NewPolicy(retry.WithSchema(retry.SessionSchema(s)), retry.WithMaxAttempts(3))
+	scenario.ConditionalAfterRefusal(t, s0, px, scenario.Policy{
+		Raw: func(stmt string, args ...any) error { return s.Query(stmt, args...).Exec() },
+		Exec: func(ctx context.Context, stmt string, args ...any) error {
+			return p.Exec(ctx, s.Query(stmt, args...))
+		},
+		Unknown: func(err error) (bool, bool) {
+			var ou *retry.OutcomeUnknownError
+			if !errors.As(err, &ou) {
+				return false, false
+			}
+			return errors.Is(err, retry.ErrOutcomeUnknown), ou.Conditional
+		},
+	})
+}
