@@ -18,6 +18,12 @@ var ErrNotIdempotent = engine.ErrNotIdempotent
 // re-sent. Callers may treat it as success; reads may not see it for a while.
 var ErrBatchLogged = engine.ErrBatchLogged
 
+// ErrUnboundValues is returned, before anything is sent, for a write whose bind
+// markers have no values: a binder (Session.Bind, Batch.Bind) that the driver calls on
+// every send, so a retry or hedge could send other values (a minted id: another row)
+// and nothing can judge, pin or record them. Bind the values on the query instead.
+var ErrUnboundValues = engine.ErrUnboundValues
+
 // ErrNondeterministic is returned by Exec inside Do when a re-run of the function issues
 // a different statement at a step than the first run did.
 var ErrNondeterministic = engine.ErrNondeterministic

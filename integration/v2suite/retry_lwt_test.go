@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
 	"github.com/cqlsafe/cqlsafe/gocqlv2/retry"
 	"github.com/cqlsafe/cqlsafe/integration/internal/scenario"
 )
@@ -30,5 +32,30 @@ func TestRetryConditionalAfterUnavailableOrOverloaded(t *testing.T) {
 			}
 			return errors.Is(err, retry.ErrOutcomeUnknown), ou.Conditional
 		},
+	})
+}
+
+// TestRetryBindRefused: scenario.BindRefused on the Apache driver v2 — Session.Bind and
+// Batch.Bind writes are refused before the binder runs, through Exec, ExecBatch and Do.
+func TestRetryBindRefused(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	s, px := proxied(t, ks, 500*time.Millisecond)
+	p := retry.NewPolicy(retry.WithSchema(retry.SessionSchema(s)), retry.WithMaxAttempts(3))
+	binder := func(bind func() []any) func(*gocql.QueryInfo) ([]any, error) {
+		return func(*gocql.QueryInfo) ([]any, error) { return bind(), nil }
+	}
+	scenario.BindRefused(t, s0, px, scenario.Binder{
+		Exec: func(ctx context.Context, stmt string, bind func() []any) error {
+			return p.Exec(ctx, s.Bind(stmt, binder(bind)))
+		},
+		ExecBatch: func(ctx context.Context, stmt string, bind func() []any) error {
+			b := s.NewBatch(gocql.UnloggedBatch)
+			b.Bind(stmt, binder(bind))
+			return p.ExecBatch(ctx, s, b)
+		},
+		Do: func(ctx context.Context, stmt string, bind func() []any) error {
+			return retry.Do(ctx, func(ctx context.Context) error { return retry.Exec(ctx, s.Bind(stmt, binder(bind))) }, retry.WithMaxAttempts(3))
+		},
+		Refused: func(err error) bool { return errors.Is(err, retry.ErrUnboundValues) },
 	})
 }

@@ -14,6 +14,7 @@ var (
 	ErrBatchLogged      = errors.New("retry: logged batch is in the batch log and will be applied")
 	ErrNondeterministic = errors.New("retry: the function given to Do issued different statements on re-run")
 	ErrClockSkew        = errors.New("retry: clock skew")
+	ErrUnboundValues    = errors.New("retry: a write's values come from a binder called on every send (Session.Bind, Batch.Bind): they cannot be judged, pinned or recorded; bind them with Session.Query(stmt, values...) or Batch.Query")
 )
 
 // Statement is one CQL statement with its bound values.

@@ -37,6 +37,11 @@ func (e *Engine) Start(ctx context.Context, c ExecConfig, v verdict.Verdict, x E
 	if err != nil {
 		return nil, err
 	}
+	if v.Writes && v.Unbound() {
+		// The driver would call the binder again on every attempt and hedge: another
+		// id minted per send writes another row, and nothing records what was sent.
+		return nil, ErrUnboundValues
+	}
 	if v.Writes {
 		if err := e.RefuseSkewed(); err != nil {
 			return nil, err

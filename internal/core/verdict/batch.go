@@ -45,6 +45,7 @@ func BatchAt(entries []Verdict, values func(i int) []any, in ValueInspector, cou
 		v.Writes = v.Writes || ev.Writes
 		v.Conditional = v.Conditional || ev.Conditional
 		v.multi = v.multi || ev.multi
+		v.unbound = v.unbound || ev.unbound
 		if !ev.Idempotent {
 			v.Idempotent = false
 			for _, r := range ev.Reasons {

@@ -57,6 +57,7 @@ func ClassifyIn(ks, cql string, schema Schema) Verdict {
 			c.markers[tok.Pos] = len(c.markers)
 		}
 	}
+	v.markers = len(c.markers)
 	for _, st := range stmts {
 		c.statement(st)
 	}

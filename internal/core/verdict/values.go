@@ -26,6 +26,7 @@ type Versioned interface {
 // non-empty list bound whole to a non-frozen list column (or, without schema, a
 // non-empty slice bound to a column of unknown type) makes it not idempotent.
 func (v Verdict) ForValues(values []any, in ValueInspector) Verdict {
+	v.unbound = v.markers > 0 && len(values) == 0
 	if len(v.binds) == 0 || (!v.Idempotent && len(v.shadow) == 0) {
 		// Nothing to judge; or not repeatable whatever the values, unless a DELETE
 		// shadows what made it so — then every marker must be judged before any reason
@@ -228,3 +229,9 @@ func deref(v any) (rv reflect.Value, ok bool) {
 	}
 	return rv, true
 }
+
+// Unbound reports a text with bind markers judged with no values (ForValues given
+// none): its values come from a binder the driver calls on every send (Session.Bind,
+// Batch.Bind), so no verdict, pin or record can know the values actually sent. For a
+// batch, some entry is.
+func (v Verdict) Unbound() bool { return v.unbound }

@@ -59,6 +59,11 @@ type Verdict struct {
 	// Statements counts the statements read (a batch counts its inner statements).
 	Statements int
 
+	// markers: the text's bind markers; unbound: ForValues was given no values for
+	// them (a binder produces them per send: Session.Bind, Batch.Bind).
+	markers int
+	unbound bool
+
 	// multi: the text may write more than one mutation (a batch of several statements,
 	// an IN list in a write's WHERE): Cassandra sends mutations one by one, so an error
 	// about a later one does not prove the earlier ones were not applied. logged: a
