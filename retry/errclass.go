@@ -3,6 +3,7 @@ package retry
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/gocql/gocql"
 
@@ -46,7 +47,22 @@ func facts(err error) decision.Facts {
 
 // gocqlDriver is what decision.Classify needs of gocql v1.7.
 var gocqlDriver = decision.Driver{Server: gocqlServerFacts, NoResponse: gocql.ErrTimeoutNoResponse,
-	ConnectionClosed: gocql.ErrConnectionClosed, NoConnections: gocql.ErrNoConnections}
+	ConnectionClosed: gocql.ErrConnectionClosed, NoConnections: gocql.ErrNoConnections,
+	ConnectionFailed: connectionFailed}
+
+// connectionFailed: the errors gocql v1.7 hands every request in flight on a connection it
+// closes (Conn.closeWithError): too many timeouts on it, a failed heartbeat, a response
+// frame it cannot read (a protocol error, an unknown protocol version). The request may
+// have been written and applied. The heartbeat and version errors have no type or
+// sentinel in the driver: they are matched by their fixed text.
+func connectionFailed(err error) bool {
+	var pe gocql.ErrProtocol
+	if errors.Is(err, gocql.ErrTooManyTimeouts) || errors.As(err, &pe) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "gocql: heartbeat failed") || strings.Contains(msg, "gocql: unsupported protocol response version")
+}
 
 // gocqlServerFacts maps gocql v1.7's server errors: its typed errors first (they carry
 // the code, but a zero value would say 0), then any RequestError by code.

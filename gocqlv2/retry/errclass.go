@@ -3,6 +3,7 @@ package retry
 import (
 	"context"
 	"errors"
+	"strings"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
@@ -46,7 +47,22 @@ func facts(err error) decision.Facts {
 
 // gocqlDriver is what decision.Classify needs of the Apache driver v2 (its sentinels).
 var gocqlDriver = decision.Driver{Server: gocqlServerFacts, NoResponse: gocql.ErrTimeoutNoResponse,
-	ConnectionClosed: gocql.ErrConnectionClosed, NoConnections: gocql.ErrNoConnections}
+	ConnectionClosed: gocql.ErrConnectionClosed, NoConnections: gocql.ErrNoConnections,
+	ConnectionFailed: connectionFailed}
+
+// connectionFailed: the errors the v2 driver hands every request in flight on a connection it
+// closes (Conn.closeWithError): too many timeouts on it, a failed heartbeat, a response
+// frame it cannot read (a protocol error, an unknown protocol version). The request may
+// have been written and applied. The heartbeat and version errors have no type or
+// sentinel in the driver: they are matched by their fixed text.
+func connectionFailed(err error) bool {
+	var pe gocql.ErrProtocol
+	if errors.Is(err, gocql.ErrTooManyTimeouts) || errors.As(err, &pe) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "gocql: heartbeat failed") || strings.Contains(msg, "gocql: unsupported protocol response version")
+}
 
 // gocqlServerFacts maps the v2 driver's server errors (the same types and codes as
 // gocql v1.7's, distinct Go types): its typed errors first (they carry

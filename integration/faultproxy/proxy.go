@@ -79,6 +79,7 @@ const (
 	reset
 	reply            // answer with frame; the request never reaches the server
 	forwardThenReply // forward; swallow the server's response and answer with frame
+	garbage          // forward; answer with a frame no protocol version has, then close
 )
 
 var (
@@ -88,6 +89,10 @@ var (
 	DropResponse = Action{kind: dropResponse}
 	// Reset passes the request, then closes the client's connection before the response.
 	Reset = Action{kind: reset}
+	// Garbage passes the request, then answers with a frame header of protocol version
+	// 15 and closes the connection: the driver fails the connection with a protocol
+	// error ("unsupported protocol response version") after Cassandra applied the write.
+	Garbage = Action{kind: garbage}
 )
 
 // Reply answers the request with e itself: the request never reaches Cassandra, so
@@ -231,7 +236,7 @@ func (p *Proxy) accept() {
 			client.Close()
 			continue
 		}
-		c := &pipe{p: p, client: client, server: server, drop: map[int16]bool{}, reset: map[int16]bool{}, replace: map[int16]ErrorFrame{}, prepare: map[int16]string{}}
+		c := &pipe{p: p, client: client, server: server, drop: map[int16]bool{}, reset: map[int16]bool{}, garbage: map[int16]bool{}, replace: map[int16]ErrorFrame{}, prepare: map[int16]string{}}
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
@@ -254,6 +259,7 @@ type pipe struct {
 	mu      sync.Mutex
 	drop    map[int16]bool
 	reset   map[int16]bool
+	garbage map[int16]bool
 	replace map[int16]ErrorFrame
 	prepare map[int16]string
 
@@ -343,6 +349,8 @@ func (c *pipe) upstream() {
 			c.drop[stream] = true
 		case reset:
 			c.reset[stream] = true
+		case garbage:
+			c.garbage[stream] = true
 		case forwardThenReply:
 			c.replace[stream] = action.frame
 		}
@@ -365,10 +373,11 @@ func (c *pipe) downstream() {
 		stream := int16(binary.BigEndian.Uint16(frame[2:4]))
 		op := frame[4]
 		c.mu.Lock()
-		drop, reset := c.drop[stream], c.reset[stream]
+		drop, reset, junk := c.drop[stream], c.reset[stream], c.garbage[stream]
 		errFrame, replaced := c.replace[stream]
 		delete(c.drop, stream)
 		delete(c.reset, stream)
+		delete(c.garbage, stream)
 		delete(c.replace, stream)
 		text, wasPrepare := c.prepare[stream]
 		delete(c.prepare, stream)
@@ -378,7 +387,7 @@ func (c *pipe) downstream() {
 				c.p.rememberPrepared(body, text)
 			}
 		}
-		if (drop || reset || replaced) && op == OpError {
+		if (drop || reset || replaced || junk) && op == OpError {
 			c.p.stats.Hidden.Add(1)
 		}
 		if drop {
@@ -387,6 +396,13 @@ func (c *pipe) downstream() {
 		}
 		if reset {
 			c.p.stats.Resets.Add(1)
+			return
+		}
+		if junk {
+			c.p.stats.Resets.Add(1)
+			head := []byte{0x8f, 0, 0, 0, OpError, 0, 0, 0, 0} // version 15: no protocol has it
+			binary.BigEndian.PutUint16(head[2:4], uint16(stream))
+			_ = c.writeClient(head)
 			return
 		}
 		if replaced {

@@ -59,3 +59,22 @@ func TestRetryBindRefused(t *testing.T) {
 		Refused: func(err error) bool { return errors.Is(err, retry.ErrUnboundValues) },
 	})
 }
+
+// TestRetryConnectionTornAfterWrite: scenario.TornConnection on gocql v1.7 — a connection the
+// driver tears down after the write was forwarded (an unreadable response frame) means
+// the write may have applied: a counter is an unknown outcome, an insert is re-sent.
+func TestRetryConnectionTornAfterWrite(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	s, px := proxied(t, ks, 5*time.Second)
+	p := retry.NewPolicy(retry.WithSchema(retry.SessionSchema(s)), retry.WithMaxAttempts(3))
+	scenario.TornConnection(t, s0, px, scenario.Policy{
+		Raw: func(stmt string, args ...any) error { return s.Query(stmt, args...).Exec() },
+		Exec: func(ctx context.Context, stmt string, args ...any) error {
+			return p.Exec(ctx, s.Query(stmt, args...))
+		},
+		Unknown: func(err error) (bool, bool) {
+			var ou *retry.OutcomeUnknownError
+			return errors.As(err, &ou), ou != nil && ou.Conditional
+		},
+	})
+}

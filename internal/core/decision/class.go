@@ -126,11 +126,16 @@ type Driver struct {
 	// The driver's sentinels: no response within its timeout, a connection it closed,
 	// no connection to send on. Nil ones are skipped.
 	NoResponse, ConnectionClosed, NoConnections error
+	// ConnectionFailed reports the errors the driver hands every request in flight on
+	// a connection it tears down — too many timeouts, a failed heartbeat, a frame it
+	// cannot read: the request may have been written and applied (nil: none).
+	ConnectionFailed func(err error) bool
 }
 
-// Classify maps an error to its facts, by type and protocol code, never by message
-// text, in this order: the context ended; a server error; no response; the connection
-// lost (the driver's closed connection, EOF, reset, broken pipe); no connection (the
+// Classify maps an error to its facts, by type and protocol code, in this order: the
+// context ended; a server error; a connection the driver tore down (ConnectionFailed);
+// no response; the connection lost (the driver's closed connection, EOF, reset, broken
+// pipe); no connection (the
 // driver's, or refused); a network timeout; another network error. Unknown errors are
 // ClassFatal.
 func Classify(err error, d Driver) Facts {
@@ -147,6 +152,8 @@ func Classify(err error, d Driver) Facts {
 	}
 	is := func(target error) bool { return target != nil && errors.Is(err, target) }
 	switch {
+	case d.ConnectionFailed != nil && d.ConnectionFailed(err):
+		return Facts{Class: ClassConnection}
 	case is(d.NoResponse):
 		return Facts{Class: ClassClientTimeout}
 	case is(d.ConnectionClosed), is(io.EOF), is(io.ErrUnexpectedEOF), is(syscall.ECONNRESET),
