@@ -38,6 +38,9 @@ type doStep struct {
 	done    bool
 	verdict verdict.Verdict // the step's verdict when it last ran
 	err     error           // the step's error when it failed
+	// unknown is the first outcome-unknown error of the step, kept across runs: once a
+	// run may have applied the step, a later run's "nothing applied" does not undo it.
+	unknown error
 }
 
 // Do runs fn until it succeeds or a failed step may not be re-sent (the adapters
@@ -79,10 +82,12 @@ func Do(ctx context.Context, e *Engine, policy any, fn func(ctx context.Context)
 		e.Report(ev)
 		tr.Attempt(ev)
 		if !ev.Retrying {
+			err = withEarlierUnknown(err, failed)
 			tr.End(err, attempt)
 			return err
 		}
 		if serr := wait.Sleep(ctx, ev.Delay); serr != nil {
+			err = withEarlierUnknown(err, failed)
 			tr.End(err, attempt)
 			return err
 		}
@@ -158,9 +163,28 @@ func (run *DoRun) finish(i int, ts int64, v verdict.Verdict, err error) {
 		run.steps[i].done = true
 		return
 	}
+	if run.steps[i].unknown == nil && errors.Is(err, ErrOutcomeUnknown) {
+		run.steps[i].unknown = err
+	}
 	s := run.steps[i]
 	s.err = err
 	run.failed = append(run.failed, s)
+}
+
+// withEarlierUnknown is Do's final error: err, unless a failed step's earlier run may
+// have applied it and err does not say so — then an error that matches the earlier
+// outcome-unknown error (errors.Is ErrOutcomeUnknown, errors.As its type, with the
+// step's statements and pinned timestamp) and says what happened last.
+func withEarlierUnknown(err error, failed []doStep) error {
+	if errors.Is(err, ErrOutcomeUnknown) {
+		return err
+	}
+	for _, f := range failed {
+		if f.unknown != nil {
+			return fmt.Errorf("%w; an earlier run of the step may have applied it: %w", err, f.unknown)
+		}
+	}
+	return err
 }
 
 // Snapshot deep-copies bound values — through pointers, slices, maps and arrays — so

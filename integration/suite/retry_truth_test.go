@@ -78,3 +78,15 @@ func TestRetryConnectionTornAfterWrite(t *testing.T) {
 		},
 	})
 }
+
+// TestRetryDoRemembersEarlierUnknown: scenario.DoRemembers on gocql v1.7 — once any run of a
+// step may have applied it, Do's answer is the outcome-unknown error, whatever the last
+// run met.
+func TestRetryDoRemembersEarlierUnknown(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	s, px := proxied(t, ks, 400*time.Millisecond)
+	scenario.DoRemembers(t, s0, px, func(ctx context.Context, stmt string, args ...any) error {
+		return retry.Do(ctx, func(ctx context.Context) error { return retry.Exec(ctx, s.Query(stmt, args...)) },
+			retry.WithSchema(retry.SessionSchema(s)), retry.WithMaxAttempts(2))
+	}, func(err error) bool { return errors.Is(err, retry.ErrOutcomeUnknown) })
+}
