@@ -311,10 +311,11 @@ func TestRetryForValuesUnchanged(t *testing.T) {
 		val  any
 		want bool // repeatable for a column of unknown type
 	}{
-		{nil, true}, {gocql.UnsetValue, true}, {[]int{}, true}, {[]int{1}, false}, {[]byte{1}, true},
+		{nil, true}, {gocql.UnsetValue, true}, {[]int{}, true}, {[]int{1}, false}, {[]byte{1}, false},
 		{u, true}, {&u, true}, {nilUUID, true}, {gocql.Duration{Days: 1}, true}, {&gocql.Duration{}, true},
 		{reviewMarshaler{}, false}, {&reviewMarshaler{}, false}, {[1]string{"a"}, false}, {"s", true},
 		{&[]int{1}, false}, {map[string]int{"a": 1}, true},
+		{gocql.NamedValue("c", []int{1}), false}, {gocql.NamedValue("c", 1), false}, // out of reach: may be a list
 	} {
 		v := p.Repeatable("ks", "UPDATE t SET c = ? WHERE k = 1", []any{tc.val})
 		if v.Idempotent != tc.want {

@@ -163,6 +163,8 @@ func isNilRecorder(r Recorder) bool {
 	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
+var namedValueType = reflect.TypeOf(gocql.NamedValue("", nil))
+
 // gocqlValues is what gocql v1.7 tells the verdict about bound values: its UNSET marker
 // writes nothing; a gocql.Marshaler may marshal a list, except gocql's own UUID and
 // Duration.
@@ -185,6 +187,11 @@ func (gocqlValues) Decimal(v any) (*big.Int, int32, bool) {
 }
 
 func (gocqlValues) MayMarshalList(v any) bool {
+	if v != nil && reflect.TypeOf(v) == namedValueType {
+		// gocql.NamedValue: the driver matches it to a marker by name, and its value
+		// is out of reach; it may be a list.
+		return true
+	}
 	switch v.(type) {
 	case gocql.UUID, *gocql.UUID, gocql.Duration, *gocql.Duration:
 		return false

@@ -90,3 +90,17 @@ func TestRetryDoRemembersEarlierUnknown(t *testing.T) {
 			retry.WithSchema(retry.SessionSchema(s)), retry.WithMaxAttempts(2))
 	}, func(err error) bool { return errors.Is(err, retry.ErrOutcomeUnknown) })
 }
+
+// TestRetryDefaultPolicyListValues: scenario.DefaultPolicyLists on the Apache driver v2 — a Policy with
+// no schema does not re-send a named list value or a []byte bound to a list<tinyint>.
+func TestRetryDefaultPolicyListValues(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	s, px := proxied(t, ks, 400*time.Millisecond)
+	p := retry.NewPolicy(retry.WithMaxAttempts(3))
+	scenario.DefaultPolicyLists(t, s0, px, scenario.Policy{
+		Exec: func(ctx context.Context, stmt string, args ...any) error {
+			return p.Exec(ctx, s.Query(stmt, args...))
+		},
+		Unknown: func(err error) (bool, bool) { return errors.Is(err, retry.ErrOutcomeUnknown), false },
+	}, gocql.NamedValue)
+}

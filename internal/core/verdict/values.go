@@ -177,8 +177,10 @@ func nonEmptyValue(v any, in ValueInspector) bool {
 	return true
 }
 
-// listLike: a non-empty slice or array that is not bytes (blobs, UUIDs, inet), or a
-// value with its own CQL marshalling, which may marshal a list.
+// listLike: a non-empty slice, or array that is not bytes (UUIDs), or a value with its
+// own CQL marshalling, which may marshal a list. A byte slice counts: the drivers
+// marshal []byte (and net.IP) into a list<tinyint> as readily as into a blob, and the
+// column's type is unknown here.
 func listLike(v any, in ValueInspector) bool {
 	if v == nil || in.IsUnset(v) {
 		return false
@@ -191,7 +193,9 @@ func listLike(v any, in ValueInspector) bool {
 		return false
 	}
 	switch rv.Kind() {
-	case reflect.Slice, reflect.Array:
+	case reflect.Slice:
+		return rv.Len() > 0
+	case reflect.Array:
 		return rv.Len() > 0 && rv.Type().Elem().Kind() != reflect.Uint8
 	}
 	return false
