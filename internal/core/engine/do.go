@@ -244,8 +244,21 @@ func deepCopy(v reflect.Value) reflect.Value {
 		c := reflect.New(v.Type()).Elem()
 		c.Set(deepCopy(v.Elem()))
 		return c
+	case reflect.Struct:
+		// By value, then every exported field copied deeply: a slice or map in a struct
+		// the caller reuses must not change the copy. Unexported fields stay shared
+		// (reflection cannot set them): a value that hides a buffer in one, such as a
+		// *big.Int's digits, is the caller's to leave alone.
+		c := reflect.New(v.Type()).Elem()
+		c.Set(v)
+		for i := range v.NumField() {
+			if f := c.Field(i); f.CanSet() {
+				f.Set(deepCopy(v.Field(i)))
+			}
+		}
+		return c
 	}
-	return v // scalars and structs (by value)
+	return v // scalars (by value)
 }
 
 // sameValues compares a re-run's values with the first run's: deeply, with NaN equal to

@@ -20,3 +20,22 @@ func TestSnapshotNilValues(t *testing.T) {
 		t.Error("a snapshot with nils is not the same values")
 	}
 }
+
+// TestSnapshotStructSlices: a struct bound by value whose exported fields hold a slice
+// and a map is copied deeply: the caller appending to or overwriting them afterwards
+// does not change the snapshot.
+func TestSnapshotStructSlices(t *testing.T) {
+	type addr struct {
+		Lines []string
+		Tags  map[string]int
+		N     int
+	}
+	a := addr{Lines: []string{"x"}, Tags: map[string]int{"a": 1}, N: 1}
+	got := Snapshot([]any{a, &a})
+	a.Lines[0], a.Tags["a"], a.N = "changed", 2, 2
+	for i, g := range []addr{got[0].(addr), *got[1].(*addr)} {
+		if g.Lines[0] != "x" || g.Tags["a"] != 1 || g.N != 1 {
+			t.Errorf("value %d: snapshot changed with the caller's struct: %+v", i, g)
+		}
+	}
+}

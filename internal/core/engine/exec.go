@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/cqlsafe/cqlsafe/internal/core/decision"
@@ -189,8 +190,14 @@ func Outcome[B any](x *Exec, err error, ts int64, batch bool, bt B, stmts []Stat
 		return err
 	}
 	v := x.Verdict
-	ou := &OutcomeUnknownError[B]{Statements: stmts, Batch: batch, BatchType: bt, Timestamp: ts,
-		Idempotent: v.Idempotent, Reasons: v.Reasons, Conditional: v.Conditional, Attempts: attempts, Err: err}
+	// The error outlives the call: its values are a copy, so a caller reusing its
+	// arguments (a buffer, a slice it appends to) cannot change what it says was sent.
+	own := make([]Statement, len(stmts))
+	for i, st := range stmts {
+		own[i] = Statement{CQL: st.CQL, Values: Snapshot(st.Values)}
+	}
+	ou := &OutcomeUnknownError[B]{Statements: own, Batch: batch, BatchType: bt, Timestamp: ts,
+		Idempotent: v.Idempotent, Reasons: slices.Clone(v.Reasons), Conditional: v.Conditional, Attempts: attempts, Err: err}
 	if record != nil && v.Idempotent {
 		if oerr := record(ou); oerr != nil {
 			return fmt.Errorf("%w (and the outbox append failed: %w)", ou, oerr)
