@@ -51,13 +51,13 @@ var gocqlDriver = decision.Driver{Server: gocqlServerFacts, NoResponse: gocql.Er
 	ConnectionFailed: connectionFailed}
 
 // connectionFailed: the errors the v2 driver hands every request in flight on a connection it
-// closes (Conn.closeWithError): too many timeouts on it, a failed heartbeat, a response
+// closes (Conn.closeWithError): a failed heartbeat, a response
 // frame it cannot read (a protocol error, an unknown protocol version). The request may
 // have been written and applied. The heartbeat and version errors have no type or
 // sentinel in the driver: they are matched by their fixed text.
 func connectionFailed(err error) bool {
 	var pe gocql.ErrProtocol
-	if errors.Is(err, gocql.ErrTooManyTimeouts) || errors.As(err, &pe) {
+	if errors.As(err, &pe) { // (the v2 driver no longer returns ErrTooManyTimeouts)
 		return true
 	}
 	msg := err.Error()

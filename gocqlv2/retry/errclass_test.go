@@ -8,11 +8,10 @@ import (
 )
 
 // TestRetryClassifyConnectionTornDown: the errors the v2 driver hands every request in
-// flight on a connection it closes — too many timeouts, a failed heartbeat, a response
+// flight on a connection it closes — a failed heartbeat, a response
 // frame it cannot read — may follow a written request: ClassConnection, not fatal.
 func TestRetryClassifyConnectionTornDown(t *testing.T) {
 	for _, err := range []error{
-		gocql.ErrTooManyTimeouts,
 		fmt.Errorf("gocql: heartbeat failed"),
 		fmt.Errorf("gocql: unsupported protocol response version: %d", 15),
 		gocql.NewErrProtocol("Unknown type in response to execute query (%T): %s", 1, "x"),

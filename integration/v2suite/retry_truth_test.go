@@ -49,7 +49,7 @@ func TestRetryBindRefused(t *testing.T) {
 			return p.Exec(ctx, s.Bind(stmt, binder(bind)))
 		},
 		ExecBatch: func(ctx context.Context, stmt string, bind func() []any) error {
-			b := s.NewBatch(gocql.UnloggedBatch)
+			b := s.Batch(gocql.UnloggedBatch)
 			b.Bind(stmt, binder(bind))
 			return p.ExecBatch(ctx, s, b)
 		},

@@ -9,7 +9,7 @@ import (
 
 // keySchema knows table r: PRIMARY KEY ((k, slot), c0, c1), and table p: PRIMARY KEY
 // (k) — roles and clustering columns, as a session's metadata does.
-type keySchema struct{ clustering bool }
+type keySchema struct{}
 
 func (keySchema) ColumnKind(_, table, col string) verdict.ColumnKind { return verdict.ColumnScalar }
 
