@@ -73,7 +73,9 @@ func (x *session) Batch(ctx context.Context, stmts []core.Stmt, ts int64, notRep
 }
 
 func (x *session) CAS(ctx context.Context, q string, args []any) (bool, error) {
-	return x.s.Query(q, args...).WithContext(ctx).MapScanCAS(map[string]any{})
+	// Sent once, whatever the session's retry policy: a re-sent lease LWT that had
+	// applied finds its own row and answers [applied]=false (settled instead).
+	return x.s.Query(q, args...).WithContext(ctx).Idempotent(false).RetryPolicy(nil).MapScanCAS(map[string]any{})
 }
 
 func (x *session) SettleLWT(ctx context.Context, q string, args []any, after time.Duration) (coresettle.LWTOutcome, error) {

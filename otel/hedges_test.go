@@ -14,6 +14,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/cqlsafe/cqlsafe/integration/otelrec"
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 	cqlsafeotel "github.com/cqlsafe/cqlsafe/otel"
 	"github.com/cqlsafe/cqlsafe/retry"
 )
@@ -28,7 +29,7 @@ func TestOtelHedges(t *testing.T) {
 		stmt  = "INSERT INTO kv (id, v) VALUES (?, ?)"
 		delay = 10 * time.Millisecond
 	)
-	host := (&gocql.HostInfo{}).SetConnectAddress(net.IPv4(127, 0, 0, 1))
+	host := cqlvalue.Host(net.IPv4(127, 0, 0, 1), "")
 	cases := []struct {
 		name string
 		// run plays one execution: observe reports an attempt that started at

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gocql/gocql"
 
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 	"github.com/cqlsafe/cqlsafe/retry"
 	"github.com/cqlsafe/cqlsafe/table"
 )
@@ -14,12 +15,12 @@ import (
 // binds it (what overwrite sends through retry), must be recordable in the outbox as it
 // was before 7efd743 (found by review).
 func TestOutboxTupleNullElement(t *testing.T) {
-	intT := gocql.NewNativeType(4, gocql.TypeInt, "")
-	text := gocql.NewNativeType(4, gocql.TypeVarchar, "")
-	tt := gocql.TupleTypeInfo{NativeType: gocql.NewNativeType(4, gocql.TypeTuple, ""), Elems: []gocql.TypeInfo{intT, text}}
+	intT := cqlvalue.NativeType(4, gocql.TypeInt, "")
+	text := cqlvalue.NativeType(4, gocql.TypeVarchar, "")
+	tt := gocql.TupleTypeInfo{NativeType: cqlvalue.NativeType(4, gocql.TypeTuple, ""), Elems: []gocql.TypeInfo{intT, text}}
 	cols := map[string]*gocql.ColumnMetadata{
-		"id": {Name: "id", Kind: gocql.ColumnPartitionKey, Type: intT, Validator: "int"},
-		"tp": {Name: "tp", Kind: gocql.ColumnRegular, Type: tt, Validator: "frozen<tuple<int, text>>"},
+		"id": cqlvalue.Column("id", gocql.ColumnPartitionKey, "int", intT),
+		"tp": cqlvalue.Column("tp", gocql.ColumnRegular, "frozen<tuple<int, text>>", tt),
 	}
 	tbl, err := table.FromMetadata(&gocql.TableMetadata{Keyspace: "ks", Name: "t", Columns: cols,
 		PartitionKey: []*gocql.ColumnMetadata{cols["id"]}})

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 	"gopkg.in/inf.v0"
 
 	"github.com/cqlsafe/cqlsafe/retry"
@@ -21,7 +23,7 @@ import (
 // Review tests: values for which the outbox's promise (replayed bytes == original bytes,
 // or ErrValue at Append; never a panic) does not hold.
 
-func rvNT(typ gocql.Type) gocql.TypeInfo { return gocql.NewNativeType(4, typ, "") }
+func rvNT(typ gocql.Type) gocql.TypeInfo { return cqlvalue.NativeType(4, typ, "") }
 
 func rvColl(typ gocql.Type, key, elem gocql.TypeInfo) gocql.TypeInfo {
 	return gocql.CollectionType{NativeType: rvNT(typ).(gocql.NativeType), Key: key, Elem: elem}

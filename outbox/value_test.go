@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 	"gopkg.in/inf.v0"
 )
 
@@ -19,7 +21,7 @@ import (
 // marshals to the same bytes, for the column type the original was bound to — what
 // Cassandra receives on replay is what the first attempt sent.
 func TestOutboxValueRoundTrip(t *testing.T) {
-	nt := func(typ gocql.Type) gocql.TypeInfo { return gocql.NewNativeType(4, typ, "") }
+	nt := func(typ gocql.Type) gocql.TypeInfo { return cqlvalue.NativeType(4, typ, "") }
 	coll := func(typ gocql.Type, key, elem gocql.TypeInfo) gocql.TypeInfo {
 		return gocql.CollectionType{NativeType: nt(typ).(gocql.NativeType), Key: key, Elem: elem}
 	}

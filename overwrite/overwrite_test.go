@@ -10,21 +10,22 @@ import (
 
 	"github.com/gocql/gocql"
 
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 	"github.com/cqlsafe/cqlsafe/retry"
 	"github.com/cqlsafe/cqlsafe/table"
 )
 
 func meta() *gocql.TableMetadata {
-	text := gocql.NewNativeType(0, gocql.TypeVarchar, "")
-	intT := gocql.NewNativeType(0, gocql.TypeInt, "")
+	text := cqlvalue.NativeType(0, gocql.TypeVarchar, "")
+	intT := cqlvalue.NativeType(0, gocql.TypeInt, "")
 	cols := map[string]*gocql.ColumnMetadata{
-		"id":     {Name: "id", Kind: gocql.ColumnPartitionKey, Type: intT, Validator: "int"},
-		"seq":    {Name: "seq", Kind: gocql.ColumnClusteringKey, Type: intT, Validator: "int"},
-		"Name":   {Name: "Name", Kind: gocql.ColumnRegular, Type: text, Validator: "text"},
-		"age":    {Name: "age", Kind: gocql.ColumnRegular, Type: intT, Validator: "int"},
-		"tier":   {Name: "tier", Kind: gocql.ColumnStatic, Type: text, Validator: "text"},
-		"tags":   {Name: "tags", Kind: gocql.ColumnRegular, Type: gocql.CollectionType{NativeType: gocql.NewNativeType(0, gocql.TypeSet, ""), Elem: text}, Validator: "set<text>"},
-		"frozen": {Name: "frozen", Kind: gocql.ColumnRegular, Type: gocql.CollectionType{NativeType: gocql.NewNativeType(0, gocql.TypeList, ""), Elem: intT}, Validator: "frozen<list<int>>"},
+		"id":     cqlvalue.Column("id", gocql.ColumnPartitionKey, "int", intT),
+		"seq":    cqlvalue.Column("seq", gocql.ColumnClusteringKey, "int", intT),
+		"Name":   cqlvalue.Column("Name", gocql.ColumnRegular, "text", text),
+		"age":    cqlvalue.Column("age", gocql.ColumnRegular, "int", intT),
+		"tier":   cqlvalue.Column("tier", gocql.ColumnStatic, "text", text),
+		"tags":   cqlvalue.Column("tags", gocql.ColumnRegular, "set<text>", gocql.CollectionType{NativeType: cqlvalue.NativeType(0, gocql.TypeSet, ""), Elem: text}),
+		"frozen": cqlvalue.Column("frozen", gocql.ColumnRegular, "frozen<list<int>>", gocql.CollectionType{NativeType: cqlvalue.NativeType(0, gocql.TypeList, ""), Elem: intT}),
 	}
 	return &gocql.TableMetadata{Keyspace: "ks", Name: "t", Columns: cols,
 		PartitionKey: []*gocql.ColumnMetadata{cols["id"]}, ClusteringColumns: []*gocql.ColumnMetadata{cols["seq"]}}
@@ -32,7 +33,7 @@ func meta() *gocql.TableMetadata {
 
 func TestOverwriteCounterTableRejected(t *testing.T) {
 	m := meta()
-	m.Columns["hits"] = &gocql.ColumnMetadata{Name: "hits", Kind: gocql.ColumnRegular, Type: gocql.NewNativeType(0, gocql.TypeCounter, ""), Validator: "counter"}
+	m.Columns["hits"] = cqlvalue.Column("hits", gocql.ColumnRegular, "counter", cqlvalue.NativeType(0, gocql.TypeCounter, ""))
 	tbl, err := table.FromMetadata(m)
 	if err != nil {
 		t.Fatal(err)
@@ -95,9 +96,8 @@ func TestOverwriteSentinelsAreTables(t *testing.T) {
 
 func TestOverwriteListNotRepeatable(t *testing.T) {
 	m := meta()
-	intT := gocql.NewNativeType(0, gocql.TypeInt, "")
-	m.Columns["l"] = &gocql.ColumnMetadata{Name: "l", Kind: gocql.ColumnRegular,
-		Type: gocql.CollectionType{NativeType: gocql.NewNativeType(0, gocql.TypeList, ""), Elem: intT}, Validator: "list<int>"}
+	intT := cqlvalue.NativeType(0, gocql.TypeInt, "")
+	m.Columns["l"] = cqlvalue.Column("l", gocql.ColumnRegular, "list<int>", gocql.CollectionType{NativeType: cqlvalue.NativeType(0, gocql.TypeList, ""), Elem: intT})
 	tbl, err := table.FromMetadata(m)
 	if err != nil {
 		t.Fatal(err)

@@ -316,6 +316,7 @@ func TestRetryForValuesUnchanged(t *testing.T) {
 		{reviewMarshaler{}, false}, {&reviewMarshaler{}, false}, {[1]string{"a"}, false}, {"s", true},
 		{&[]int{1}, false}, {map[string]int{"a": 1}, true},
 		{gocql.NamedValue("c", []int{1}), false}, {gocql.NamedValue("c", 1), false}, // out of reach: may be a list
+		{map[int]struct{}{7: {}}, false}, {map[int]struct{}{}, true}, // a set idiom the drivers marshal into a list
 	} {
 		v := p.Repeatable("ks", "UPDATE t SET c = ? WHERE k = 1", []any{tc.val})
 		if v.Idempotent != tc.want {

@@ -20,7 +20,7 @@ func TestHedgeHandOutAllocs(t *testing.T) {
 	}
 	host := &gocql.HostInfo{}
 	ctx, _, x := h.Begin(context.Background(), engine.NopTrace{}, true)
-	sel := gocql.SelectedHost(fakeSelected{host})
+	sel := gocql.SelectedHost(fakeSelected{h: host})
 	handOut := testing.AllocsPerRun(1000, func() {
 		x.Picked.Store(true)
 		_, _ = hostOps.Timed(sel) // the wrap alone

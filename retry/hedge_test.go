@@ -14,6 +14,7 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/cqlsafe/cqlsafe/internal/core/hedge"
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 )
 
 func TestHedgeDelayPercentile(t *testing.T) {
@@ -97,7 +98,12 @@ type fakeHosts struct {
 	hosts []*gocql.HostInfo
 }
 
-type fakeSelected struct{ h *gocql.HostInfo }
+// fakeSelected is a selected host; the embedded interface (nil) completes the method
+// set on drivers whose SelectedHost has more methods (the ScyllaDB fork's Token).
+type fakeSelected struct {
+	gocql.SelectedHost
+	h *gocql.HostInfo
+}
 
 func (s fakeSelected) Info() *gocql.HostInfo { return s.h }
 func (fakeSelected) Mark(error)              {}
@@ -109,7 +115,7 @@ func (f fakeHosts) Pick(gocql.ExecutableQuery) gocql.NextHost {
 			return nil
 		}
 		i++
-		return fakeSelected{f.hosts[i-1]}
+		return fakeSelected{h: f.hosts[i-1]}
 	}
 }
 
@@ -197,8 +203,7 @@ func TestHedgeBatches(t *testing.T) {
 		{gocql.UnloggedBatch, []string{`INSERT INTO ks.t (id, v) VALUES (?, 1)`, `INSERT INTO ks.t (id, v) VALUES (?, 1) IF NOT EXISTS`}, false},
 		{gocql.CounterBatch, []string{`UPDATE ks.c SET n = n + 1 WHERE id = ?`}, false},
 	} {
-		//lint:ignore SA1019 no session is needed to build a batch for the verdict
-		b := gocql.NewBatch(tc.typ)
+		b := new(gocql.Session).NewBatch(tc.typ)
 		for _, st := range tc.stmts {
 			b.Query(st, 1)
 		}
@@ -348,10 +353,7 @@ func TestHedgeTraceHearsHedges(t *testing.T) {
 // the execution was given (the first execution had a; the hedges get b, then c), then
 // those given again, the first execution's host last; at most extra+1 of those.
 func TestHedgeHostsAnotherHostFirst(t *testing.T) {
-	a, b, c := &gocql.HostInfo{}, &gocql.HostInfo{}, &gocql.HostInfo{}
-	a.SetHostID("a")
-	b.SetHostID("b")
-	c.SetHostID("c")
+	a, b, c := cqlvalue.Host(nil, "a"), cqlvalue.Host(nil, "b"), cqlvalue.Host(nil, "c")
 	h, _ := newHedger(nil)
 	_, _, x := h.Begin(context.Background(), engine.NopTrace{}, true)
 	inner := fakeHosts{hosts: []*gocql.HostInfo{a, b, c}}

@@ -306,8 +306,7 @@ func TestRetryOverloadedIsNoProofForLoggedBatch(t *testing.T) {
 		// Unavailable or Overloaded comes after the earlier ones were sent.
 		{gocql.CounterBatch, `UPDATE ks.c SET n = n + 1 WHERE id = ?`, []error{reqErr{gocql.ErrCodeOverloaded}, &gocql.RequestErrUnavailable{}}},
 	} {
-		//lint:ignore SA1019 no session is needed to build a batch for the verdict
-		b := gocql.NewBatch(tc.typ)
+		b := new(gocql.Session).NewBatch(tc.typ)
 		b.Query(tc.stmt, 1)
 		b.Query(tc.stmt, 2)
 		pb, err := p.pinBatch(context.Background(), nil, b, execConfig{})

@@ -8,6 +8,7 @@ import (
 	"gopkg.in/inf.v0"
 
 	"github.com/cqlsafe/cqlsafe/internal/core/verdict"
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 )
 
 // SessionSchema answers column kinds from s's schema metadata (gocql's keyspace
@@ -92,43 +93,25 @@ func (x sessionSchema) ClusteringColumns(keyspace, table string) ([]string, bool
 }
 
 // KeyType implements verdict.KeyTypeSchema: the types for which a literal key and a
-// bound one can be told equal.
+// bound one can be told equal, read from the column's type text.
 func (x sessionSchema) KeyType(keyspace, table, column string) KeyType {
 	tm := x.table(keyspace, table)
 	if tm == nil {
 		return KeyOther
 	}
 	cm, ok := tm.Columns[column]
-	if !ok || cm == nil || cm.Type == nil {
+	if !ok || cm == nil {
 		return KeyOther
 	}
-	switch cm.Type.Type() {
-	case gocql.TypeVarchar, gocql.TypeText, gocql.TypeAscii:
-		return KeyText
-	case gocql.TypeTinyInt, gocql.TypeSmallInt, gocql.TypeInt, gocql.TypeBigInt:
-		return KeyInteger
-	case gocql.TypeVarint:
-		return KeyVarint
-	case gocql.TypeDate:
-		return KeyDate
-	case gocql.TypeDecimal:
-		return KeyDecimal
-	case gocql.TypeDouble:
-		return KeyDouble
-	case gocql.TypeFloat:
-		return KeyFloat
-	case gocql.TypeBoolean:
-		return KeyBoolean
-	case gocql.TypeUUID, gocql.TypeTimeUUID:
-		return KeyUUID
-	}
-	return KeyOther
+	return verdict.KeyTypeOfType(cqlvalue.ColumnTypeText(cm))
 }
 
 // kindOf reads a column's kind from its type text (system_schema's), by the rule the v2
 // adapter uses too (verdict.ColumnKindOfType): a non-frozen collection by its outermost
 // type, whatever its elements.
-func kindOf(cm *gocql.ColumnMetadata) ColumnKind { return verdict.ColumnKindOfType(cm.Validator) }
+func kindOf(cm *gocql.ColumnMetadata) ColumnKind {
+	return verdict.ColumnKindOfType(cqlvalue.ColumnTypeText(cm))
+}
 
 func (x sessionSchema) ListColumns(keyspace, table string) (map[string]bool, bool) {
 	tm := x.table(keyspace, table)

@@ -68,6 +68,9 @@ type tableDef struct {
 	// static columns.
 	partition, clustering []string
 	static                map[string]bool
+	// created: the file holds the table's CREATE TABLE (else only ALTER TABLE … ADD:
+	// its key is not known).
+	created bool
 }
 
 // ParseColumns reads the column definitions of the CREATE TABLE statements in ddl (a
@@ -175,21 +178,21 @@ func (c *Columns) ColumnRole(keyspace, table, column string) retry.ColumnRole {
 	switch _, ok := t.cols[column]; {
 	case !ok:
 		return retry.RoleUnknown
+	case t.static[column]:
+		return retry.RoleStatic
 	case slices.Contains(t.partition, column):
 		return retry.RolePartitionKey
 	case slices.Contains(t.clustering, column):
 		return retry.RoleClustering
-	case t.static[column]:
-		return retry.RoleStatic
 	}
-	return retry.RoleRegular
+	return retry.RoleRegular // a column ALTER TABLE … ADD added is never a key column
 }
 
 // ClusteringColumns implements retry.ClusteringSchema: the table's clustering columns in
 // order.
 func (c *Columns) ClusteringColumns(keyspace, table string) ([]string, bool) {
 	t := c.table(keyspace, table)
-	if t == nil {
+	if t == nil || !t.created {
 		return nil, false
 	}
 	return slices.Clone(t.clustering), true
@@ -374,7 +377,7 @@ func (p *ddlParser) createTable(st []cqltext.Token) error {
 	if after < len(st) && !st[after].Is("with") {
 		return p.errAt(st[after].Pos, "unexpected %q after the column definitions (WITH expected)", st[after].Text)
 	}
-	t := &tableDef{cols: map[string]retry.ColumnKind{}, pos: st[0].Pos, static: map[string]bool{}}
+	t := &tableDef{cols: map[string]retry.ColumnKind{}, pos: st[0].Pos, static: map[string]bool{}, created: true}
 	var pkPos []int // positions of PRIMARY KEY definitions
 	var pkNames []cqltext.Token
 	for _, def := range defs {
@@ -646,7 +649,7 @@ func (p *ddlParser) alterTable(st []cqltext.Token) error {
 		}
 		t := p.out.tables[key]
 		if t == nil {
-			t = &tableDef{cols: map[string]retry.ColumnKind{}, pos: st[0].Pos}
+			t = &tableDef{cols: map[string]retry.ColumnKind{}, pos: st[0].Pos, static: map[string]bool{}}
 			p.out.tables[key] = t
 		}
 		for _, def := range defs {
@@ -654,15 +657,22 @@ func (p *ddlParser) alterTable(st []cqltext.Token) error {
 			if err != nil {
 				return err
 			}
+			static := false
 			for _, r := range rest {
 				if !r.Is("static") {
 					return p.errAt(r.Pos, "unexpected %q in the definition of column %q", r.Text, col)
 				}
+				static = true
 			}
 			if _, dup := t.cols[col]; dup && guarded {
 				continue // IF NOT EXISTS: the existing column stays
 			}
 			t.cols[col] = kind
+			if static {
+				t.static[col] = true
+			} else {
+				delete(t.static, col) // dropped and added again as a regular column
+			}
 		}
 	case op.Is("drop"):
 		i++

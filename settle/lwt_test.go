@@ -7,6 +7,7 @@ import (
 
 	"github.com/gocql/gocql"
 
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 	"github.com/cqlsafe/cqlsafe/retry"
 )
 
@@ -65,9 +66,9 @@ func TestSettlePlanLWT(t *testing.T) {
 }
 
 func TestSettleJudgeLWT(t *testing.T) {
-	textT := gocql.NewNativeType(4, gocql.TypeVarchar, "")
-	setT := gocql.CollectionType{NativeType: gocql.NewNativeType(4, gocql.TypeSet, ""), Elem: gocql.NewNativeType(4, gocql.TypeInt, "")}
-	udtT := gocql.UDTTypeInfo{NativeType: gocql.NewNativeType(4, gocql.TypeUDT, "")}
+	textT := cqlvalue.NativeType(4, gocql.TypeVarchar, "")
+	setT := gocql.CollectionType{NativeType: cqlvalue.NativeType(4, gocql.TypeSet, ""), Elem: cqlvalue.NativeType(4, gocql.TypeInt, "")}
+	udtT := gocql.UDTTypeInfo{NativeType: cqlvalue.NativeType(4, gocql.TypeUDT, "")}
 	cell := func(typ gocql.TypeInfo, v any) rawCell {
 		b, err := gocql.Marshal(typ, v)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gocql/gocql"
 
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 	"github.com/cqlsafe/cqlsafe/retry"
 )
 
@@ -21,9 +22,9 @@ import (
 //	CREATE TABLE u   (id uuid PRIMARY KEY, b blob, ok boolean)
 //	CREATE TABLE "KV" ("Id" int PRIMARY KEY, "V" text)
 func testSchema() tableLookup {
-	native := func(t gocql.Type) gocql.TypeInfo { return gocql.NewNativeType(4, t, "") }
+	native := func(t gocql.Type) gocql.TypeInfo { return cqlvalue.NativeType(4, t, "") }
 	coll := func(t gocql.Type, key, elem gocql.TypeInfo) gocql.TypeInfo {
-		return gocql.CollectionType{NativeType: gocql.NewNativeType(4, t, ""), Key: key, Elem: elem}
+		return gocql.CollectionType{NativeType: cqlvalue.NativeType(4, t, ""), Key: key, Elem: elem}
 	}
 	type col struct {
 		name      string
@@ -34,7 +35,8 @@ func testSchema() tableLookup {
 	table := func(ks, name string, cols ...col) *gocql.TableMetadata {
 		tm := &gocql.TableMetadata{Keyspace: ks, Name: name, Columns: map[string]*gocql.ColumnMetadata{}}
 		for _, c := range cols {
-			cm := &gocql.ColumnMetadata{Keyspace: ks, Table: name, Name: c.name, Kind: c.kind, Type: c.typ, Validator: c.validator}
+			cm := cqlvalue.Column(c.name, c.kind, c.validator, c.typ)
+			cm.Keyspace, cm.Table = ks, name
 			tm.Columns[c.name] = cm
 			switch c.kind {
 			case gocql.ColumnPartitionKey:

@@ -8,12 +8,13 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/cqlsafe/cqlsafe/internal/core/cqltype"
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 )
 
 func keyTable(t *testing.T, typ string) *Table {
 	t.Helper()
-	id := &gocql.ColumnMetadata{Name: "id", Kind: gocql.ColumnPartitionKey, Validator: "int"}
-	k := &gocql.ColumnMetadata{Name: "k", Kind: gocql.ColumnClusteringKey, Validator: typ}
+	id := cqlvalue.Column("id", gocql.ColumnPartitionKey, "int", nil)
+	k := cqlvalue.Column("k", gocql.ColumnClusteringKey, typ, nil)
 	udts := map[string]cqltype.UserType{
 		"addr": {Fields: []string{"street", "born", "ip", "n"}, Types: []string{"text", "date", "inet", "varint"}},
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cqlsafe/cqlsafe/internal/core/cqltype"
 	core "github.com/cqlsafe/cqlsafe/internal/core/table"
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 )
 
 // Describe reads the table's metadata from the session: partition key, clustering
@@ -46,7 +47,7 @@ func (src source) Lookup(keyspace, name string) (cols []core.ColumnDef[gocql.Typ
 	if !ok {
 		return nil, false, false, false, nil
 	}
-	return columnDefs(tm), len(km.UserTypes) > 0, true, false, nil
+	return columnDefs(tm), cqlvalue.HasUserTypes(km), true, false, nil
 }
 
 func (src source) Query(ctx context.Context, cql string, args, dest []any, row func()) error {
@@ -118,7 +119,11 @@ func fromMetadata(tm *gocql.TableMetadata, udts map[string]cqltype.UserType, rel
 func columnDefs(tm *gocql.TableMetadata) []core.ColumnDef[gocql.TypeInfo] {
 	var cols []core.ColumnDef[gocql.TypeInfo]
 	add := func(cm *gocql.ColumnMetadata, role ColumnRole) {
-		cols = append(cols, core.ColumnDef[gocql.TypeInfo]{Name: cm.Name, Role: role, Validator: cm.Validator, Type: withProto(cm.Type)})
+		var ti gocql.TypeInfo // v1.7's own; the fork's metadata has the text alone
+		if t := cqlvalue.ColumnTypeInfo(cm); t != nil {
+			ti = withProto(t)
+		}
+		cols = append(cols, core.ColumnDef[gocql.TypeInfo]{Name: cm.Name, Role: role, Validator: cqlvalue.ColumnTypeText(cm), Type: ti})
 	}
 	for _, cm := range tm.PartitionKey {
 		add(cm, PartitionKey)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gocql/gocql"
 
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 	"github.com/cqlsafe/cqlsafe/table"
 )
 
@@ -42,11 +43,11 @@ func ExampleDescribe() {
 func ExampleTable_Values() {
 	// What Describe builds from the session's metadata of
 	// CREATE TABLE app.profiles (user_id int PRIMARY KEY, name text, email text).
-	text := gocql.NewNativeType(0, gocql.TypeVarchar, "")
+	text := cqlvalue.NativeType(0, gocql.TypeVarchar, "")
 	cols := map[string]*gocql.ColumnMetadata{
-		"user_id": {Name: "user_id", Kind: gocql.ColumnPartitionKey, Type: gocql.NewNativeType(0, gocql.TypeInt, ""), Validator: "int"},
-		"name":    {Name: "name", Kind: gocql.ColumnRegular, Type: text, Validator: "text"},
-		"email":   {Name: "email", Kind: gocql.ColumnRegular, Type: text, Validator: "text"},
+		"user_id": cqlvalue.Column("user_id", gocql.ColumnPartitionKey, "int", cqlvalue.NativeType(0, gocql.TypeInt, "")),
+		"name":    cqlvalue.Column("name", gocql.ColumnRegular, "text", text),
+		"email":   cqlvalue.Column("email", gocql.ColumnRegular, "text", text),
 	}
 	profiles, err := table.FromMetadata(&gocql.TableMetadata{Keyspace: "app", Name: "profiles", Columns: cols,
 		PartitionKey: []*gocql.ColumnMetadata{cols["user_id"]}})

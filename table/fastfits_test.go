@@ -7,6 +7,7 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/cqlsafe/cqlsafe/internal/core/cqltype"
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 )
 
 // TestTableUDTNamedLikeNative (found by review): Values once passed the parsed tree's
@@ -19,9 +20,9 @@ import (
 // parser then reads it as native text, a limit of the stored form left as it is.
 func TestTableUDTNamedLikeNative(t *testing.T) {
 	cols := map[string]*gocql.ColumnMetadata{
-		"id": {Name: "id", Kind: gocql.ColumnPartitionKey, Validator: "int", Type: gocql.NewNativeType(4, gocql.TypeInt, "")},
-		"u":  {Name: "u", Kind: gocql.ColumnRegular, Validator: `frozen<"text">`, Type: gocql.NewNativeType(4, gocql.TypeCustom, "text")},
-		"w":  {Name: "w", Kind: gocql.ColumnRegular, Validator: `frozen<"int">`, Type: gocql.NewNativeType(4, gocql.TypeCustom, "int")},
+		"id": cqlvalue.Column("id", gocql.ColumnPartitionKey, "int", cqlvalue.NativeType(4, gocql.TypeInt, "")),
+		"u":  cqlvalue.Column("u", gocql.ColumnRegular, `frozen<"text">`, cqlvalue.NativeType(4, gocql.TypeCustom, "text")),
+		"w":  cqlvalue.Column("w", gocql.ColumnRegular, `frozen<"int">`, cqlvalue.NativeType(4, gocql.TypeCustom, "int")),
 	}
 	tm := &gocql.TableMetadata{Keyspace: "ks", Name: "t", Columns: cols, PartitionKey: []*gocql.ColumnMetadata{cols["id"]}}
 	udts := map[string]cqltype.UserType{"text": {Fields: []string{"a"}, Types: []string{"int"}}, "int": {Fields: []string{"a"}, Types: []string{"text"}}}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gocql/gocql"
 
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 	"github.com/cqlsafe/cqlsafe/overwrite"
 	"github.com/cqlsafe/cqlsafe/table"
 )
@@ -15,15 +16,13 @@ import (
 // keyspace's user types (FromMetadata): gocql parses the type texts itself, leaving the
 // user type addr as custom. c is a tuple holding a UDT, l a non-frozen list of UDTs.
 func reviewMeta() *gocql.TableMetadata {
-	nt := func(t gocql.Type, custom string) gocql.NativeType { return gocql.NewNativeType(4, t, custom) }
+	nt := func(t gocql.Type, custom string) gocql.NativeType { return cqlvalue.NativeType(4, t, custom) }
 	addr := nt(gocql.TypeCustom, "addr")
 	cols := map[string]*gocql.ColumnMetadata{
-		"id": {Name: "id", Kind: gocql.ColumnPartitionKey, Validator: "int", Type: nt(gocql.TypeInt, "")},
-		"c": {Name: "c", Kind: gocql.ColumnRegular, Validator: "tuple<int, frozen<addr>>",
-			Type: gocql.TupleTypeInfo{NativeType: nt(gocql.TypeTuple, ""), Elems: []gocql.TypeInfo{nt(gocql.TypeInt, ""), addr}}},
-		"l": {Name: "l", Kind: gocql.ColumnRegular, Validator: "list<frozen<addr>>",
-			Type: gocql.CollectionType{NativeType: nt(gocql.TypeList, ""), Elem: addr}},
-		"v": {Name: "v", Kind: gocql.ColumnRegular, Validator: "int", Type: nt(gocql.TypeInt, "")},
+		"id": cqlvalue.Column("id", gocql.ColumnPartitionKey, "int", nt(gocql.TypeInt, "")),
+		"c":  cqlvalue.Column("c", gocql.ColumnRegular, "tuple<int, frozen<addr>>", gocql.TupleTypeInfo{NativeType: nt(gocql.TypeTuple, ""), Elems: []gocql.TypeInfo{nt(gocql.TypeInt, ""), addr}}),
+		"l":  cqlvalue.Column("l", gocql.ColumnRegular, "list<frozen<addr>>", gocql.CollectionType{NativeType: nt(gocql.TypeList, ""), Elem: addr}),
+		"v":  cqlvalue.Column("v", gocql.ColumnRegular, "int", nt(gocql.TypeInt, "")),
 	}
 	return &gocql.TableMetadata{Keyspace: "ks", Name: "t", Columns: cols, PartitionKey: []*gocql.ColumnMetadata{cols["id"]}}
 }

@@ -9,13 +9,15 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 )
 
 // keyMeta is a table keyed by one column of each type a key commonly has: PRIMARY KEY
 // ((t, b), i, ts, u, bl, f, tu).
 func keyMeta() *gocql.TableMetadata {
 	col := func(name string, kind gocql.ColumnKind, ti gocql.TypeInfo, v string) *gocql.ColumnMetadata {
-		return &gocql.ColumnMetadata{Name: name, Kind: kind, Type: ti, Validator: v}
+		return cqlvalue.Column(name, kind, v, ti)
 	}
 	pk, ck := gocql.ColumnPartitionKey, gocql.ColumnClusteringKey
 	key := []*gocql.ColumnMetadata{

@@ -7,6 +7,7 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/cqlsafe/cqlsafe/internal/core/cqltype"
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 )
 
 // typeParser is the parse of a type text and its mapping to gocql's TypeInfo, as
@@ -63,14 +64,14 @@ func TestTableParseType(t *testing.T) {
 // TestTableTupleArgs: a tuple column is a literal of element markers; Args splits
 // slices, structs and serialised tuples into elements.
 func TestTableTupleArgs(t *testing.T) {
-	intT := gocql.NewNativeType(protoVersion, gocql.TypeInt, "")
-	text := gocql.NewNativeType(protoVersion, gocql.TypeVarchar, "")
-	tt := gocql.TupleTypeInfo{NativeType: gocql.NewNativeType(protoVersion, gocql.TypeTuple, ""), Elems: []gocql.TypeInfo{intT, text}}
+	intT := cqlvalue.NativeType(protoVersion, gocql.TypeInt, "")
+	text := cqlvalue.NativeType(protoVersion, gocql.TypeVarchar, "")
+	tt := gocql.TupleTypeInfo{NativeType: cqlvalue.NativeType(protoVersion, gocql.TypeTuple, ""), Elems: []gocql.TypeInfo{intT, text}}
 	cols := map[string]*gocql.ColumnMetadata{
-		"id": {Name: "id", Kind: gocql.ColumnPartitionKey, Type: intT, Validator: "int"},
-		"c":  {Name: "c", Kind: gocql.ColumnClusteringKey, Type: tt, Validator: "frozen<tuple<int, text>>"},
-		"tp": {Name: "tp", Kind: gocql.ColumnRegular, Type: tt, Validator: "tuple<int, text>"},
-		"n":  {Name: "n", Kind: gocql.ColumnRegular, Type: intT, Validator: "int"},
+		"id": cqlvalue.Column("id", gocql.ColumnPartitionKey, "int", intT),
+		"c":  cqlvalue.Column("c", gocql.ColumnClusteringKey, "frozen<tuple<int, text>>", tt),
+		"tp": cqlvalue.Column("tp", gocql.ColumnRegular, "tuple<int, text>", tt),
+		"n":  cqlvalue.Column("n", gocql.ColumnRegular, "int", intT),
 	}
 	tbl, err := FromMetadata(&gocql.TableMetadata{Keyspace: "ks", Name: "t", Columns: cols,
 		PartitionKey: []*gocql.ColumnMetadata{cols["id"]}, ClusteringColumns: []*gocql.ColumnMetadata{cols["c"]}})

@@ -7,22 +7,24 @@ import (
 	"testing"
 
 	"github.com/gocql/gocql"
+
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 )
 
-func native(t gocql.Type) gocql.NativeType { return gocql.NewNativeType(0, t, "") }
+func native(t gocql.Type) gocql.NativeType { return cqlvalue.NativeType(0, t, "") }
 
 // meta is a table with every role, a case-sensitive name, a non-frozen set and a frozen
 // list: PRIMARY KEY (id, seq).
 func meta() *gocql.TableMetadata {
 	text, intT := native(gocql.TypeVarchar), native(gocql.TypeInt)
 	cols := map[string]*gocql.ColumnMetadata{
-		"id":     {Name: "id", Kind: gocql.ColumnPartitionKey, Type: intT, Validator: "int"},
-		"seq":    {Name: "seq", Kind: gocql.ColumnClusteringKey, Type: intT, Validator: "int"},
-		"Name":   {Name: "Name", Kind: gocql.ColumnRegular, Type: text, Validator: "text"},
-		"age":    {Name: "age", Kind: gocql.ColumnRegular, Type: intT, Validator: "int"},
-		"tier":   {Name: "tier", Kind: gocql.ColumnStatic, Type: text, Validator: "text"},
-		"tags":   {Name: "tags", Kind: gocql.ColumnRegular, Type: gocql.CollectionType{NativeType: native(gocql.TypeSet), Elem: text}, Validator: "set<text>"},
-		"frozen": {Name: "frozen", Kind: gocql.ColumnRegular, Type: gocql.CollectionType{NativeType: native(gocql.TypeList), Elem: intT}, Validator: "frozen<list<int>>"},
+		"id":     cqlvalue.Column("id", gocql.ColumnPartitionKey, "int", intT),
+		"seq":    cqlvalue.Column("seq", gocql.ColumnClusteringKey, "int", intT),
+		"Name":   cqlvalue.Column("Name", gocql.ColumnRegular, "text", text),
+		"age":    cqlvalue.Column("age", gocql.ColumnRegular, "int", intT),
+		"tier":   cqlvalue.Column("tier", gocql.ColumnStatic, "text", text),
+		"tags":   cqlvalue.Column("tags", gocql.ColumnRegular, "set<text>", gocql.CollectionType{NativeType: native(gocql.TypeSet), Elem: text}),
+		"frozen": cqlvalue.Column("frozen", gocql.ColumnRegular, "frozen<list<int>>", gocql.CollectionType{NativeType: native(gocql.TypeList), Elem: intT}),
 	}
 	return &gocql.TableMetadata{Keyspace: "ks", Name: "t", Columns: cols,
 		PartitionKey: []*gocql.ColumnMetadata{cols["id"]}, ClusteringColumns: []*gocql.ColumnMetadata{cols["seq"]}}
@@ -32,9 +34,9 @@ func meta() *gocql.TableMetadata {
 // no clustering.
 func kvMeta() *gocql.TableMetadata {
 	cols := map[string]*gocql.ColumnMetadata{
-		"a": {Name: "a", Kind: gocql.ColumnPartitionKey, Type: native(gocql.TypeVarchar), Validator: "text"},
-		"B": {Name: "B", Kind: gocql.ColumnPartitionKey, Type: native(gocql.TypeBigInt), Validator: "bigint"},
-		"v": {Name: "v", Kind: gocql.ColumnRegular, Type: native(gocql.TypeVarchar), Validator: "text"},
+		"a": cqlvalue.Column("a", gocql.ColumnPartitionKey, "text", native(gocql.TypeVarchar)),
+		"B": cqlvalue.Column("B", gocql.ColumnPartitionKey, "bigint", native(gocql.TypeBigInt)),
+		"v": cqlvalue.Column("v", gocql.ColumnRegular, "text", native(gocql.TypeVarchar)),
 	}
 	return &gocql.TableMetadata{Keyspace: "KS", Name: "kv", Columns: cols,
 		PartitionKey: []*gocql.ColumnMetadata{cols["a"], cols["B"]}}
@@ -84,7 +86,7 @@ func TestTableColumns(t *testing.T) {
 
 func TestTableCounterColumnsDescribed(t *testing.T) {
 	m := meta()
-	m.Columns["hits"] = &gocql.ColumnMetadata{Name: "hits", Kind: gocql.ColumnRegular, Type: native(gocql.TypeCounter), Validator: "counter"}
+	m.Columns["hits"] = cqlvalue.Column("hits", gocql.ColumnRegular, "counter", native(gocql.TypeCounter))
 	tbl, err := FromMetadata(m)
 	if err != nil {
 		t.Fatal(err)

@@ -102,3 +102,15 @@ func gocqlServerFacts(err error) (decision.Facts, bool) {
 	}
 	return f, true
 }
+
+// ConditionalMayHaveApplied reports whether a conditional write (LWT) that failed with
+// err may have applied, or may yet be applied by the next Paxos round on its partition:
+// then settle.LWT says which, and the write is never re-sent blindly. Only Unavailable
+// at SERIAL or LOCAL_SERIAL, Bootstrapping and no connection prove it did not (see
+// docs/lwt.md).
+func ConditionalMayHaveApplied(err error) bool {
+	if err == nil {
+		return false
+	}
+	return decision.ConditionalMayHaveApplied(facts(err))
+}

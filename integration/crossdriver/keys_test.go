@@ -9,6 +9,7 @@ import (
 	gocql1 "github.com/gocql/gocql"
 
 	tablev2 "github.com/cqlsafe/cqlsafe/gocqlv2/table"
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 	"github.com/cqlsafe/cqlsafe/table"
 )
 
@@ -17,7 +18,7 @@ func both(t *testing.T, pk []string, ck []string, regular map[string]string) (*t
 	m1 := &gocql1.TableMetadata{Keyspace: "ks", Name: "t", Columns: map[string]*gocql1.ColumnMetadata{}}
 	m2 := &gocql2.TableMetadata{Keyspace: "ks", Name: "t", Columns: map[string]*gocql2.ColumnMetadata{}}
 	add := func(name, v string, k1 gocql1.ColumnKind, k2 gocql2.ColumnKind) (*gocql1.ColumnMetadata, *gocql2.ColumnMetadata) {
-		c1 := &gocql1.ColumnMetadata{Name: name, Kind: k1, Validator: v}
+		c1 := cqlvalue.Column(name, k1, v, nil)
 		c2 := &gocql2.ColumnMetadata{Name: name, Kind: k2, Validator: v}
 		m1.Columns[name], m2.Columns[name] = c1, c2
 		return c1, c2

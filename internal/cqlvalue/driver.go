@@ -34,7 +34,7 @@ var nativeTypes = map[string]gocql.Type{
 func (Driver) TypeOf(t cqltype.Type) gocql.TypeInfo { return gocqlType(t) }
 
 func gocqlType(t cqltype.Type) gocql.TypeInfo {
-	native := func(typ gocql.Type) gocql.NativeType { return gocql.NewNativeType(ProtoVersion, typ, "") }
+	native := func(typ gocql.Type) gocql.NativeType { return NativeType(ProtoVersion, typ, "") }
 	switch t.Kind {
 	case cqltype.List:
 		return gocql.CollectionType{NativeType: native(gocql.TypeList), Elem: gocqlType(t.Params[0])}
@@ -114,9 +114,9 @@ func (Driver) RawOf(b []byte) any { return Raw(b) }
 func WithProto(ti gocql.TypeInfo) gocql.TypeInfo {
 	switch t := ti.(type) {
 	case gocql.NativeType:
-		return gocql.NewNativeType(ProtoVersion, t.Type(), t.Custom())
+		return NativeType(ProtoVersion, t.Type(), t.Custom())
 	case gocql.CollectionType:
-		out := gocql.CollectionType{NativeType: gocql.NewNativeType(ProtoVersion, t.Type(), t.Custom())}
+		out := gocql.CollectionType{NativeType: NativeType(ProtoVersion, t.Type(), t.Custom())}
 		if t.Key != nil {
 			out.Key = WithProto(t.Key)
 		}
@@ -125,13 +125,13 @@ func WithProto(ti gocql.TypeInfo) gocql.TypeInfo {
 		}
 		return out
 	case gocql.TupleTypeInfo:
-		out := gocql.TupleTypeInfo{NativeType: gocql.NewNativeType(ProtoVersion, t.Type(), t.Custom())}
+		out := gocql.TupleTypeInfo{NativeType: NativeType(ProtoVersion, t.Type(), t.Custom())}
 		for _, e := range t.Elems {
 			out.Elems = append(out.Elems, WithProto(e))
 		}
 		return out
 	case gocql.UDTTypeInfo:
-		out := gocql.UDTTypeInfo{NativeType: gocql.NewNativeType(ProtoVersion, t.Type(), t.Custom()), KeySpace: t.KeySpace, Name: t.Name}
+		out := gocql.UDTTypeInfo{NativeType: NativeType(ProtoVersion, t.Type(), t.Custom()), KeySpace: t.KeySpace, Name: t.Name}
 		for _, e := range t.Elements {
 			out.Elements = append(out.Elements, gocql.UDTField{Name: e.Name, Type: WithProto(e.Type)})
 		}

@@ -24,7 +24,7 @@ type VectorType struct {
 // NewVectorType returns the type of vector<elem, dim> stamped with protocol proto.
 func NewVectorType(proto byte, elem gocql.TypeInfo, dim int) VectorType {
 	class := "org.apache.cassandra.db.marshal.VectorType(" + javaClass(elem) + "," + fmt.Sprint(dim) + ")"
-	return VectorType{NativeType: gocql.NewNativeType(proto, gocql.TypeCustom, class), Elem: elem, Dim: dim}
+	return VectorType{NativeType: NativeType(proto, gocql.TypeCustom, class), Elem: elem, Dim: dim}
 }
 
 func javaClass(ti gocql.TypeInfo) string {

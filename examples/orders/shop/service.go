@@ -302,11 +302,10 @@ func (svc *Service) redeem(ctx context.Context, code string, order gocql.UUID) e
 	applied, err := svc.s.Query(stmt.CQL, stmt.Values...).WithContext(ctx).
 		SerialConsistency(gocql.Serial).ScanCAS(&gotCode, &holder)
 	if err != nil {
-		// A timeout, a lost connection, CAS_WRITE_UNKNOWN, Unavailable during the Paxos
-		// round: the LWT may have applied.
+		// A timeout, a lost connection, CAS_WRITE_UNKNOWN, Unavailable or Overloaded after
+		// the proposal was accepted, a cancelled request: the LWT may have applied.
 		var casUnknown *gocql.RequestErrCASWriteUnknown
-		c := retry.ClassifyError(err)
-		if !c.MayHaveApplied() && c != retry.ClassUnavailable && !errors.As(err, &casUnknown) {
+		if !retry.ConditionalMayHaveApplied(err) && !errors.As(err, &casUnknown) {
 			return err
 		}
 		svc.log.Info("coupon outcome unknown: settling", "coupon", code, "order", order, "err", err)

@@ -82,12 +82,12 @@ func Do(ctx context.Context, e *Engine, policy any, fn func(ctx context.Context)
 		e.Report(ev)
 		tr.Attempt(ev)
 		if !ev.Retrying {
-			err = withEarlierUnknown(err, failed)
+			err = run.withEarlierUnknown(err)
 			tr.End(err, attempt)
 			return err
 		}
 		if serr := wait.Sleep(ctx, ev.Delay); serr != nil {
-			err = withEarlierUnknown(err, failed)
+			err = run.withEarlierUnknown(err)
 			tr.End(err, attempt)
 			return err
 		}
@@ -171,17 +171,21 @@ func (run *DoRun) finish(i int, ts int64, v verdict.Verdict, err error) {
 	run.failed = append(run.failed, s)
 }
 
-// withEarlierUnknown is Do's final error: err, unless a failed step's earlier run may
-// have applied it and err does not say so — then an error that matches the earlier
-// outcome-unknown error (errors.Is ErrOutcomeUnknown, errors.As its type, with the
-// step's statements and pinned timestamp) and says what happened last.
-func withEarlierUnknown(err error, failed []doStep) error {
+// withEarlierUnknown is Do's final error: err, unless some step not applied since may
+// have been applied by an earlier run and err does not say so — whatever ended this
+// run (the step failing again, refused before sending, the function's own error) —
+// then an error that matches the earlier outcome-unknown error (errors.Is
+// ErrOutcomeUnknown, errors.As its type, with the step's statements and pinned
+// timestamp) and says what happened last.
+func (run *DoRun) withEarlierUnknown(err error) error {
 	if errors.Is(err, ErrOutcomeUnknown) {
 		return err
 	}
-	for _, f := range failed {
-		if f.unknown != nil {
-			return fmt.Errorf("%w; an earlier run of the step may have applied it: %w", err, f.unknown)
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	for _, s := range run.steps {
+		if s.unknown != nil && !s.done {
+			return fmt.Errorf("%w; an earlier run of a step may have applied it: %w", err, s.unknown)
 		}
 	}
 	return err
@@ -192,16 +196,20 @@ func withEarlierUnknown(err error, failed []doStep) error {
 // new id into it) does not change what the first run is remembered to have sent.
 func Snapshot(values []any) []any {
 	out := make([]any, len(values))
+	seen := map[uintptr]reflect.Value{} // pointers copied already: cycles and shared values
 	for i, v := range values {
 		if v == nil {
 			continue // NULL: nothing to copy (and no reflect.Value to take it from)
 		}
-		out[i] = deepCopy(reflect.ValueOf(v)).Interface()
+		out[i] = deepCopy(reflect.ValueOf(v), seen).Interface()
 	}
 	return out
 }
 
-func deepCopy(v reflect.Value) reflect.Value {
+// deepCopy copies v deeply; seen maps the pointers copied so far to their copies, so a
+// value that points back at itself (a struct with a back-pointer) is copied once, with
+// the same shape, instead of forever.
+func deepCopy(v reflect.Value, seen map[uintptr]reflect.Value) reflect.Value {
 	if !v.IsValid() {
 		return reflect.Zero(reflect.TypeFor[any]()) // a nil interface
 	}
@@ -210,8 +218,12 @@ func deepCopy(v reflect.Value) reflect.Value {
 		if v.IsNil() {
 			return v
 		}
+		if c, ok := seen[v.Pointer()]; ok && c.Type() == v.Type() {
+			return c
+		}
 		c := reflect.New(v.Type().Elem())
-		c.Elem().Set(deepCopy(v.Elem()))
+		seen[v.Pointer()] = c
+		c.Elem().Set(deepCopy(v.Elem(), seen))
 		return c
 	case reflect.Slice:
 		if v.IsNil() {
@@ -219,22 +231,26 @@ func deepCopy(v reflect.Value) reflect.Value {
 		}
 		c := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
 		for i := range v.Len() {
-			c.Index(i).Set(deepCopy(v.Index(i)))
+			c.Index(i).Set(deepCopy(v.Index(i), seen))
 		}
 		return c
 	case reflect.Array:
 		c := reflect.New(v.Type()).Elem()
 		for i := range v.Len() {
-			c.Index(i).Set(deepCopy(v.Index(i)))
+			c.Index(i).Set(deepCopy(v.Index(i), seen))
 		}
 		return c
 	case reflect.Map:
 		if v.IsNil() {
 			return v
 		}
+		if c, ok := seen[v.Pointer()]; ok && c.Type() == v.Type() {
+			return c
+		}
 		c := reflect.MakeMapWithSize(v.Type(), v.Len())
+		seen[v.Pointer()] = c
 		for it := v.MapRange(); it.Next(); {
-			c.SetMapIndex(deepCopy(it.Key()), deepCopy(it.Value()))
+			c.SetMapIndex(deepCopy(it.Key(), seen), deepCopy(it.Value(), seen))
 		}
 		return c
 	case reflect.Interface:
@@ -242,7 +258,7 @@ func deepCopy(v reflect.Value) reflect.Value {
 			return v
 		}
 		c := reflect.New(v.Type()).Elem()
-		c.Set(deepCopy(v.Elem()))
+		c.Set(deepCopy(v.Elem(), seen))
 		return c
 	case reflect.Struct:
 		// By value, then every exported field copied deeply: a slice or map in a struct
@@ -253,7 +269,7 @@ func deepCopy(v reflect.Value) reflect.Value {
 		c.Set(v)
 		for i := range v.NumField() {
 			if f := c.Field(i); f.CanSet() {
-				f.Set(deepCopy(v.Field(i)))
+				f.Set(deepCopy(v.Field(i), seen))
 			}
 		}
 		return c

@@ -39,3 +39,24 @@ func TestSnapshotStructSlices(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotCycle: a value that points back at itself (a struct with a back-pointer)
+// is copied with the same shape, not followed forever (a stack overflow killed the
+// process from Do and from an outcome-unknown error).
+func TestSnapshotCycle(t *testing.T) {
+	type owner struct {
+		Name string
+		Home any
+	}
+	type addr struct {
+		Street string
+		Owner  *owner
+	}
+	o := &owner{Name: "ada"}
+	a := &addr{Street: "x", Owner: o}
+	o.Home = a
+	got := Snapshot([]any{a, *a})[0].(*addr)
+	if got == a || got.Owner == o || got.Owner.Home.(*addr) != got {
+		t.Errorf("the copy does not keep the cycle's shape: %+v", got)
+	}
+}

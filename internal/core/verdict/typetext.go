@@ -61,3 +61,42 @@ func kindOfClass(t string) ColumnKind {
 	}
 	return ColumnUnknown
 }
+
+// KeyTypeOfType is the KeyType of a column's type text as system_schema writes it
+// ("text", "bigint", "timeuuid"): what a driver's metadata gives on every driver (the
+// ScyllaDB fork's metadata holds the text alone). Anything else — frozen types, other
+// scalars, a class name — is KeyOther.
+func KeyTypeOfType(typ string) KeyType {
+	t := strings.ToLower(strings.TrimSpace(typ))
+	if strings.HasPrefix(t, "org.apache.cassandra.db.marshal.") {
+		t = strings.TrimPrefix(t, "org.apache.cassandra.db.marshal.")
+		if inner, ok := strings.CutPrefix(t, "reversedtype("); ok {
+			return KeyTypeOfType(strings.TrimSuffix(inner, ")"))
+		}
+		t = map[string]string{"utf8type": "text", "asciitype": "ascii", "int32type": "int", "longtype": "bigint",
+			"shorttype": "smallint", "bytetype": "tinyint", "integertype": "varint", "simpledatetype": "date",
+			"decimaltype": "decimal", "doubletype": "double", "floattype": "float", "booleantype": "boolean",
+			"uuidtype": "uuid", "timeuuidtype": "timeuuid"}[t]
+	}
+	switch t {
+	case "text", "varchar", "ascii":
+		return KeyText
+	case "tinyint", "smallint", "int", "bigint":
+		return KeyInteger
+	case "varint":
+		return KeyVarint
+	case "date":
+		return KeyDate
+	case "decimal":
+		return KeyDecimal
+	case "double":
+		return KeyDouble
+	case "float":
+		return KeyFloat
+	case "boolean":
+		return KeyBoolean
+	case "uuid", "timeuuid":
+		return KeyUUID
+	}
+	return KeyOther
+}

@@ -177,8 +177,10 @@ func nonEmptyValue(v any, in ValueInspector) bool {
 	return true
 }
 
-// listLike: a non-empty slice, or array that is not bytes (UUIDs), or a value with its
-// own CQL marshalling, which may marshal a list. A byte slice counts: the drivers
+// listLike: a non-empty slice, array that is not bytes (UUIDs), or map[T]struct{}, or a
+// value with its own CQL marshalling, which may marshal a list. Byte arrays ([16]byte
+// ids) are left out: the drivers would marshal one into a list<tinyint>, which no
+// schema seen in practice binds them to. A byte slice counts: the drivers
 // marshal []byte (and net.IP) into a list<tinyint> as readily as into a blob, and the
 // column's type is unknown here.
 func listLike(v any, in ValueInspector) bool {
@@ -197,6 +199,9 @@ func listLike(v any, in ValueInspector) bool {
 		return rv.Len() > 0
 	case reflect.Array:
 		return rv.Len() > 0 && rv.Type().Elem().Kind() != reflect.Uint8
+	case reflect.Map:
+		// map[T]struct{}, Go's set idiom: the drivers marshal its keys into a list.
+		return rv.Len() > 0 && rv.Type().Elem().Kind() == reflect.Struct && rv.Type().Elem().NumField() == 0
 	}
 	return false
 }

@@ -1,0 +1,143 @@
+package cqlvalue
+
+import (
+	"net"
+	"reflect"
+	"unsafe"
+
+	"github.com/gocql/gocql"
+)
+
+// The root module builds against gocql v1.7 and against the ScyllaDB fork
+// (github.com/scylladb/gocql v1.15–v1.18), which gocqlx users put under gocql's import
+// path with a replace directive. The two differ in a few exported names, so the code
+// that touches those names reaches them here, by reflection, and compiles on both:
+//
+//   - ColumnMetadata: v1.7 has Validator (the type's text) and Type (a TypeInfo); the
+//     fork has Type as the text and no TypeInfo.
+//   - KeyspaceMetadata: v1.7's user types are UserTypes, the fork's Types.
+//   - NewNativeType: v1.7 and fork v1.15 take (proto, type, custom); fork v1.18 takes
+//     (proto, type) and sets a custom class name with NewCustomType.
+//
+// Every other difference is behaviour, which the retry policy does not depend on: it
+// sets its own RetryPolicy and idempotent flag on every execution.
+
+// ColumnTypeText is the column's type as system_schema writes it ("list<int>",
+// "frozen<address>"): v1.7's Validator, the fork's Type.
+func ColumnTypeText(cm *gocql.ColumnMetadata) string {
+	if cm == nil {
+		return ""
+	}
+	v := reflect.ValueOf(cm).Elem()
+	if f := v.FieldByName("Validator"); f.IsValid() && f.Kind() == reflect.String {
+		return f.String()
+	}
+	if f := v.FieldByName("Type"); f.IsValid() && f.Kind() == reflect.String {
+		return f.String()
+	}
+	return ""
+}
+
+// ColumnTypeInfo is the driver's own TypeInfo of the column: v1.7's Type; nil on the
+// fork, whose metadata holds only the text.
+func ColumnTypeInfo(cm *gocql.ColumnMetadata) gocql.TypeInfo {
+	if cm == nil {
+		return nil
+	}
+	f := reflect.ValueOf(cm).Elem().FieldByName("Type")
+	if !f.IsValid() || f.Kind() != reflect.Interface || f.IsNil() {
+		return nil
+	}
+	ti, _ := f.Interface().(gocql.TypeInfo)
+	return ti
+}
+
+// SetColumnType sets a column's type text (and, on v1.7, its TypeInfo ti, when not nil):
+// for building metadata by hand, as tests and FromMetadata's callers do.
+func SetColumnType(cm *gocql.ColumnMetadata, text string, ti gocql.TypeInfo) {
+	v := reflect.ValueOf(cm).Elem()
+	if f := v.FieldByName("Validator"); f.IsValid() && f.Kind() == reflect.String {
+		f.SetString(text)
+		if t := v.FieldByName("Type"); ti != nil && t.IsValid() && t.Kind() == reflect.Interface {
+			t.Set(reflect.ValueOf(ti))
+		}
+		return
+	}
+	if f := v.FieldByName("Type"); f.IsValid() && f.Kind() == reflect.String {
+		f.SetString(text)
+	}
+}
+
+// HasUserTypes reports whether the keyspace's metadata lists user-defined types.
+func HasUserTypes(km *gocql.KeyspaceMetadata) bool {
+	if km == nil {
+		return false
+	}
+	v := reflect.ValueOf(km).Elem()
+	for _, name := range []string{"UserTypes", "Types"} {
+		if f := v.FieldByName(name); f.IsValid() && f.Kind() == reflect.Map {
+			return f.Len() > 0
+		}
+	}
+	return false
+}
+
+// newNativeType is gocql.NewNativeType, whichever arity it has.
+var newNativeType = reflect.ValueOf(gocql.NewNativeType)
+
+// NativeType is gocql.NewNativeType(proto, typ, custom) on every driver: where
+// NewNativeType takes no custom class name (fork v1.18), the name is written into the
+// value's unexported field, as the fork's NewCustomType does.
+func NativeType(proto byte, typ gocql.Type, custom string) gocql.NativeType {
+	t := newNativeType.Type()
+	args := []reflect.Value{reflect.ValueOf(proto).Convert(t.In(0)), reflect.ValueOf(typ)}
+	if t.NumIn() == 3 {
+		args = append(args, reflect.ValueOf(custom))
+		return newNativeType.Call(args)[0].Interface().(gocql.NativeType)
+	}
+	nt := newNativeType.Call(args)[0].Interface().(gocql.NativeType)
+	if custom != "" {
+		v := reflect.ValueOf(&nt).Elem().FieldByName("custom")
+		if v.IsValid() && v.Kind() == reflect.String {
+			reflect.NewAt(v.Type(), unsafe.Pointer(v.UnsafeAddr())).Elem().SetString(custom)
+		}
+	}
+	return nt
+}
+
+// Column is a column's metadata as the driver's KeyspaceMetadata holds it, with its
+// type's text and, on gocql v1.7, the driver's TypeInfo ti (nil: none): for metadata
+// built by hand, on every driver.
+func Column(name string, kind gocql.ColumnKind, text string, ti gocql.TypeInfo) *gocql.ColumnMetadata {
+	cm := &gocql.ColumnMetadata{Name: name, Kind: kind}
+	SetColumnType(cm, text, ti)
+	return cm
+}
+
+// Host is a host built by hand (tests, tools) with a connect address and a host id, on
+// every driver: gocql v1.7 and fork v1.15 have SetConnectAddress and SetHostID; fork
+// v1.18 has neither, and the fields are set directly.
+func Host(addr net.IP, id string) *gocql.HostInfo {
+	h := &gocql.HostInfo{}
+	set := func(field string, v reflect.Value) {
+		f := reflect.ValueOf(h).Elem().FieldByName(field)
+		if f.IsValid() && f.Type() == v.Type() {
+			reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Set(v)
+		}
+	}
+	if addr != nil {
+		if s, ok := any(h).(interface{ SetConnectAddress(net.IP) *gocql.HostInfo }); ok {
+			s.SetConnectAddress(addr)
+		} else {
+			set("connectAddress", reflect.ValueOf(addr))
+		}
+	}
+	if id != "" {
+		if s, ok := any(h).(interface{ SetHostID(string) }); ok {
+			s.SetHostID(id)
+		} else {
+			set("hostId", reflect.ValueOf(id))
+		}
+	}
+	return h
+}
