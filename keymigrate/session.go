@@ -41,7 +41,7 @@ func (x *session) Exec(ctx context.Context, q string, args []any) error {
 }
 
 func (x *session) HasTable(keyspace, name string) bool {
-	km, err := x.s.KeyspaceMetadata(keyspace)
+	km, err := cqlvalue.KeyspaceMetadata(x.s, keyspace)
 	return err == nil && km.Tables[name] != nil
 }
 
@@ -75,7 +75,7 @@ func (x *session) Batch(ctx context.Context, stmts []core.Stmt, ts int64, notRep
 func (x *session) CAS(ctx context.Context, q string, args []any) (bool, error) {
 	// Sent once, whatever the session's retry policy: a re-sent lease LWT that had
 	// applied finds its own row and answers [applied]=false (settled instead).
-	return x.s.Query(q, args...).WithContext(ctx).Idempotent(false).RetryPolicy(nil).MapScanCAS(map[string]any{})
+	return x.s.Query(q, args...).WithContext(ctx).Idempotent(false).RetryPolicy(cqlvalue.NoRetry{}).MapScanCAS(map[string]any{})
 }
 
 func (x *session) SettleLWT(ctx context.Context, q string, args []any, after time.Duration) (coresettle.LWTOutcome, error) {

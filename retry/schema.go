@@ -32,7 +32,7 @@ func (x sessionSchema) table(keyspace, table string) *gocql.TableMetadata {
 	if keyspace == "" || table == "" {
 		return nil
 	}
-	km, err := x.s.KeyspaceMetadata(keyspace)
+	km, err := cqlvalue.KeyspaceMetadata(x.s, keyspace)
 	if err != nil || km == nil {
 		return nil
 	}
@@ -130,7 +130,7 @@ func (x sessionSchema) ListColumns(keyspace, table string) (map[string]bool, boo
 // Generation identifies the metadata a verdict was judged against: gocql replaces a
 // keyspace's *KeyspaceMetadata when its schema changes.
 func (x sessionSchema) Generation(keyspace string) any {
-	km, err := x.s.KeyspaceMetadata(keyspace)
+	km, err := cqlvalue.KeyspaceMetadata(x.s, keyspace)
 	if err != nil {
 		return nil
 	}

@@ -36,7 +36,7 @@ func Describe(ctx context.Context, s *gocql.Session, keyspace, name string) (*Ta
 type source struct{ s *gocql.Session }
 
 func (src source) Lookup(keyspace, name string) (cols []core.ColumnDef[gocql.TypeInfo], hasUDTs, found, noKeyspace bool, err error) {
-	km, err := src.s.KeyspaceMetadata(keyspace)
+	km, err := cqlvalue.KeyspaceMetadata(src.s, keyspace)
 	if errors.Is(err, gocql.ErrKeyspaceDoesNotExist) {
 		return nil, false, false, true, nil
 	}
@@ -47,7 +47,7 @@ func (src source) Lookup(keyspace, name string) (cols []core.ColumnDef[gocql.Typ
 	if !ok {
 		return nil, false, false, false, nil
 	}
-	return columnDefs(tm), cqlvalue.HasUserTypes(km), true, false, nil
+	return columnDefs(tm), cqlvalue.UserTypes(src.s, km), true, false, nil
 }
 
 func (src source) Query(ctx context.Context, cql string, args, dest []any, row func()) error {

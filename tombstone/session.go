@@ -19,7 +19,7 @@ type session struct {
 }
 
 func (x session) Columns(keyspace, name string) ([]string, bool, error) {
-	km, err := x.s.KeyspaceMetadata(keyspace)
+	km, err := cqlvalue.KeyspaceMetadata(x.s, keyspace)
 	if err != nil {
 		return nil, false, err
 	}
@@ -90,17 +90,10 @@ func (x session) Exec(ctx context.Context, q string, args []any) error {
 	return x.p.Exec(ctx, x.s.Query(q, args...))
 }
 
-// noRetry never retries: the restore is an LWT, and a re-sent LWT that had applied
-// sees its own row and says "not applied".
-type noRetry struct{}
-
-func (noRetry) Attempt(gocql.RetryableQuery) bool  { return false }
-func (noRetry) GetRetryType(error) gocql.RetryType { return gocql.Rethrow }
-
 func (x session) CAS(ctx context.Context, stmts []core.Stmt) (bool, error) {
-	// Never re-sent (see noRetry); entries stay non-idempotent, so no speculative copies.
+	// Never re-sent (cqlvalue.NoRetry: a re-sent LWT that had applied sees its own row); entries stay non-idempotent, so no speculative copies.
 	b := x.batch(gocql.UnloggedBatch, stmts).WithContext(ctx)
-	b.RetryPolicy(noRetry{})
+	b.RetryPolicy(cqlvalue.NoRetry{})
 	// Not MapExecuteBatchCAS: when the restore does not apply, Cassandra answers with the
 	// existing row, which gocql v1.7 cannot map-scan when it holds a type gocql has no Go
 	// type for (a vector), and MapExecuteBatchCAS then panics reading [applied]. An

@@ -141,3 +141,30 @@ func Host(addr net.IP, id string) *gocql.HostInfo {
 	}
 	return h
 }
+
+// NoRetry is a retry policy that never retries, for LWTs sent outside a retry.Policy: a
+// re-sent LWT that had applied sees its own row and answers [applied]=false. A nil
+// policy is not enough: the ScyllaDB fork takes nil for SimpleRetryPolicy{3}.
+type NoRetry struct{}
+
+// Attempt implements gocql.RetryPolicy.
+func (NoRetry) Attempt(gocql.RetryableQuery) bool { return false }
+
+// GetRetryType implements gocql.RetryPolicy.
+func (NoRetry) GetRetryType(error) gocql.RetryType { return gocql.Rethrow }
+
+// MarksAnswers reports whether the driver marks the host of a request that was answered
+// (SelectedHost.Mark(nil)), which the hedge delay estimator times. gocql v1.7 does; the
+// ScyllaDB fork marks only failures, so its hedges fire at the upper delay bound. The
+// fork is told apart by its SelectedHost's Token method.
+func MarksAnswers() bool {
+	_, fork := reflect.TypeFor[gocql.SelectedHost]().MethodByName("Token")
+	return !fork
+}
+
+// TypeInfos reports whether the driver's schema metadata holds a TypeInfo per column
+// (gocql v1.7), besides the type's text (the fork has the text alone).
+func TypeInfos() bool {
+	f, ok := reflect.TypeFor[gocql.ColumnMetadata]().FieldByName("Type")
+	return ok && f.Type.Kind() == reflect.Interface
+}
