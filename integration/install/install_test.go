@@ -72,7 +72,7 @@ func TestInstallReadmeLines(t *testing.T) {
 		}
 		got[f.name] = true
 	}
-	for _, want := range []string{"gocql", "gocqlv2"} {
+	for _, want := range []string{"gocql", "gocqlv2", "fork-v1.15", "fork-v1.18"} {
 		if !got[want] {
 			t.Errorf("README.md has no install block %q", want)
 		}
@@ -148,8 +148,11 @@ func TestInstallFromRelease(t *testing.T) {
 			}
 			run(t, dir, env, goBin, "build", "-o", "app", ".")
 			gomod, _ := os.ReadFile(filepath.Join(dir, "go.mod"))
-			if bytes.Contains(gomod, []byte("replace")) {
-				t.Errorf("the application needed a replace:\n%s", gomod)
+			if bytes.Contains(gomod, []byte("=> github.com/cqlsafe")) || bytes.Contains(gomod, []byte("github.com/cqlsafe/cqlsafe =>")) {
+				t.Errorf("the application needed a replace of cqlsafe:\n%s", gomod)
+			}
+			if strings.HasPrefix(f.name, "fork") && !bytes.Contains(gomod, []byte("github.com/scylladb/gocql")) {
+				t.Errorf("the fork's application does not build with the fork:\n%s", gomod)
 			}
 			if !bytes.Contains(gomod, []byte(version)) {
 				t.Errorf("go.mod does not require the release %s:\n%s", version, gomod)

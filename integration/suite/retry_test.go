@@ -629,10 +629,10 @@ func (l marshaledInts) MarshalCQL(info gocql.TypeInfo) ([]byte, error) {
 }
 
 // TestRetryListValuesTheVerdictCannotSee: the value check runs on q.Values(). A query
-// built with Session.Bind (values from a binder at execution time) has none, and a
-// list behind a gocql.Marshaler is not "list-like" to the shape check of a Policy
-// without schema: both are judged repeatable, re-sent after a dropped response, and
-// the list duplicates.
+// built with Session.Bind (values from a binder at execution time) has none: it is
+// refused before anything is sent (ErrUnboundValues). A list behind a gocql.Marshaler
+// is judged a possible list by a Policy without schema: not re-sent after a dropped
+// response, and the list holds one copy.
 func TestRetryListValuesTheVerdictCannotSee(t *testing.T) {
 	s0, ks := node.Keyspace(t)
 	harness.Exec(t, s0, `CREATE TABLE b (id int PRIMARY KEY, l list<int>)`)
@@ -662,6 +662,17 @@ func TestRetryListValuesTheVerdictCannotSee(t *testing.T) {
 		before := px.Stats().Dropped.Load()
 		px.SetRule(faultproxy.DropNext(1, faultproxy.Writes("UPDATE b")))
 		err := c.p.Exec(ctx, c.q(id))
+		if i == 0 {
+			if !errors.Is(err, retry.ErrUnboundValues) || px.Stats().Dropped.Load() != before {
+				t.Errorf("%s: %v, %d requests dropped; want ErrUnboundValues and nothing sent", c.name, err, px.Stats().Dropped.Load()-before)
+			}
+			n := 0
+			if err := s0.Query(`SELECT COUNT(*) FROM b WHERE id = ?`, id).Scan(&n); err != nil || n != 0 {
+				t.Errorf("%s: %d rows (%v), want none (nothing sent)", c.name, n, err)
+			}
+			px.SetRule(nil)
+			continue
+		}
 		t.Logf("%s: Exec: %v; dropped %d, hidden %d", c.name, err, px.Stats().Dropped.Load()-before, px.Stats().Hidden.Load())
 		if px.Stats().Dropped.Load()-before != 1 || px.Stats().Hidden.Load() != 0 {
 			t.Fatalf("fault not injected as planned")
