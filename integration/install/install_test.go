@@ -80,8 +80,8 @@ func TestInstallReadmeLines(t *testing.T) {
 }
 
 // TestInstallFromRelease installs cqlsafe as a user does, from a release: every module
-// of the repository zipped as the module proxy serves it, at the version a release
-// would tag, into a file GOPROXY; then, per kind of user, a fresh application module
+// of the repository zipped as the module proxy serves it, at a pre-release of the
+// version a release would tag next, into a file GOPROXY; then, per kind of user, a fresh application module
 // runs the README's Install lines, builds, and runs one Policy.Exec and one
 // overwrite.Row against Cassandra. It fails when a require would need a `replace` or
 // names a version no tag publishes, when a zip is over release.MaxZipBytes, or when an
@@ -102,7 +102,10 @@ func TestInstallFromRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	version := release.Next(tags)
+	// A pre-release of the version a release would tag next, unique to this run: the
+	// module cache and the build cache keep what they saw of a module version, so the
+	// same version built from an earlier tree would be used instead of this one.
+	version := release.Next(tags) + "-install." + time.Now().UTC().Format("20060102150405.000000000")
 	proxy := t.TempDir()
 	sizes, err := release.BuildProxy(root, version, proxy)
 	if err != nil {
