@@ -2,7 +2,6 @@ package keymigrate
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/gocql/gocql"
@@ -41,8 +40,8 @@ func (x *session) Exec(ctx context.Context, q string, args []any) error {
 }
 
 func (x *session) HasTable(keyspace, name string) bool {
-	km, err := cqlvalue.KeyspaceMetadata(x.s, keyspace)
-	return err == nil && km.Tables[name] != nil
+	_, ok, _ := cqlvalue.Table(x.s, keyspace, name)
+	return ok
 }
 
 func (x *session) AwaitSchemaAgreement(ctx context.Context) error {
@@ -86,11 +85,7 @@ func (x *session) SettleLWT(ctx context.Context, q string, args []any, after tim
 func (x *session) Class(err error) decision.ErrorClass { return retry.ClassifyError(err) }
 
 func (x *session) RequestError(err error) (int, string, bool) {
-	var re gocql.RequestError
-	if !errors.As(err, &re) {
-		return 0, "", false
-	}
-	return re.Code(), re.Message(), true
+	return cqlvalue.RequestError(err)
 }
 
 func (x *session) Clock() *clientid.Clock { return x.m.policy.Clock() }

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 	"github.com/cqlsafe/cqlsafe/internal/otelcore"
 	"github.com/cqlsafe/cqlsafe/retry"
 	"github.com/cqlsafe/cqlsafe/settle"
@@ -66,11 +67,8 @@ var driver = otelcore.Driver{
 		return errors.As(err, &ou)
 	},
 	StatusCode: func(err error) (int, bool) {
-		var re gocql.RequestError
-		if !errors.As(err, &re) {
-			return 0, false
-		}
-		return re.Code(), true
+		code, _, ok := cqlvalue.RequestError(err)
+		return code, ok
 	},
 	// Not ConnectAddress: it panics on a host without a valid address.
 	HostAddress: func(h any) string { return h.(*gocql.HostInfo).ConnectAddressAndPort() },

@@ -8,6 +8,7 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/cqlsafe/cqlsafe/internal/core/decision"
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 )
 
 // ErrorClass groups errors by what a retry can do about them.
@@ -68,8 +69,7 @@ func connectionFailed(err error) bool {
 // the code, but a zero value would say 0), then any RequestError by code.
 func gocqlServerFacts(err error) (decision.Facts, bool) {
 	var f decision.Facts
-	var re gocql.RequestError
-	hasCode := errors.As(err, &re)
+	code, _, hasCode := cqlvalue.RequestError(err) // the fork's untyped errors too
 	var (
 		unavailable  *gocql.RequestErrUnavailable
 		readTimeout  *gocql.RequestErrReadTimeout
@@ -80,7 +80,7 @@ func gocqlServerFacts(err error) (decision.Facts, bool) {
 	hasWT, hasWF := errors.As(err, &writeTimeout), errors.As(err, &writeFailure)
 	// CDC and BATCH are read from every error err holds, whichever decides the class.
 	f.CDC = hasWT && writeTimeout.WriteType == "CDC" || hasWF && writeFailure.WriteType == "CDC" ||
-		hasCode && re.Code() == decision.CodeCDCWriteFailure
+		hasCode && code == decision.CodeCDCWriteFailure
 	f.BatchLogged = hasWT && writeTimeout.WriteType == "BATCH"
 	switch {
 	case errors.As(err, &unavailable):
@@ -95,7 +95,7 @@ func gocqlServerFacts(err error) (decision.Facts, bool) {
 	case errors.As(err, &readFailure):
 		f.Class = ClassReadFailure
 	case hasCode:
-		f.Class = decision.CodeClass(re.Code())
+		f.Class = decision.CodeClass(code)
 	default:
 		return decision.Facts{}, false
 	}

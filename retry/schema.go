@@ -32,11 +32,8 @@ func (x sessionSchema) table(keyspace, table string) *gocql.TableMetadata {
 	if keyspace == "" || table == "" {
 		return nil
 	}
-	km, err := cqlvalue.KeyspaceMetadata(x.s, keyspace)
-	if err != nil || km == nil {
-		return nil
-	}
-	return km.Tables[table]
+	tm, _, _ := cqlvalue.Table(x.s, keyspace, table)
+	return tm
 }
 
 // ColumnKind implements Schema.

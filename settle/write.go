@@ -140,8 +140,8 @@ func (x session) Read(ctx context.Context, q string, args []any, n int, serial b
 }
 
 func (session) Invalid(err error) bool {
-	var re gocql.RequestError
-	return errors.As(err, &re) && re.Code() == gocql.ErrCodeInvalid
+	code, _, ok := cqlvalue.RequestError(err)
+	return ok && code == gocql.ErrCodeInvalid
 }
 
 // rawCell keeps a column's serialized value and type as the read returned them.

@@ -36,16 +36,16 @@ func Describe(ctx context.Context, s *gocql.Session, keyspace, name string) (*Ta
 type source struct{ s *gocql.Session }
 
 func (src source) Lookup(keyspace, name string) (cols []core.ColumnDef[gocql.TypeInfo], hasUDTs, found, noKeyspace bool, err error) {
-	km, err := cqlvalue.KeyspaceMetadata(src.s, keyspace)
-	if errors.Is(err, gocql.ErrKeyspaceDoesNotExist) {
+	tm, ok, err := cqlvalue.Table(src.s, keyspace, name)
+	switch {
+	case !ok && errors.Is(err, gocql.ErrKeyspaceDoesNotExist):
 		return nil, false, false, true, nil
-	}
-	if err != nil {
+	case !ok:
 		return nil, false, false, false, err
 	}
-	tm, ok := km.Tables[name]
-	if !ok {
-		return nil, false, false, false, nil
+	km, _ := cqlvalue.KeyspaceMetadata(src.s, keyspace) // its user types, where it lists them
+	if km == nil {
+		km = &gocql.KeyspaceMetadata{Name: keyspace}
 	}
 	return columnDefs(tm), cqlvalue.UserTypes(src.s, km), true, false, nil
 }

@@ -19,13 +19,9 @@ type session struct {
 }
 
 func (x session) Columns(keyspace, name string) ([]string, bool, error) {
-	km, err := cqlvalue.KeyspaceMetadata(x.s, keyspace)
-	if err != nil {
-		return nil, false, err
-	}
-	tm, ok := km.Tables[name]
+	tm, ok, err := cqlvalue.Table(x.s, keyspace, name)
 	if !ok {
-		return nil, false, nil
+		return nil, false, err
 	}
 	cols := make([]string, 0, len(tm.Columns))
 	for c := range tm.Columns {
@@ -99,13 +95,16 @@ func (x session) CAS(ctx context.Context, stmts []core.Stmt) (bool, error) {
 	// type for (a vector), and MapExecuteBatchCAS then panics reading [applied]. An
 	// applied CAS answers [applied] alone; more columns mean not applied.
 	applied, iter, err := x.s.ExecuteBatchCAS(b)
+	if iter != nil && len(iter.Columns()) > 1 {
+		// Not applied: the answer holds the existing row. (The ScyllaDB fork reports the
+		// columns not scanned as an error.)
+		_ = iter.Close()
+		return false, nil
+	}
 	if err != nil {
 		return false, err
 	}
-	if len(iter.Columns()) > 1 {
-		applied = false
-	}
-	_ = iter.Close() // with more columns, the scan of [applied] alone is refused: nothing to report
+	_ = iter.Close()
 	return applied, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/cqlsafe/cqlsafe/integration/faultproxy"
 	"github.com/cqlsafe/cqlsafe/integration/harness"
 	"github.com/cqlsafe/cqlsafe/integration/internal/scenario"
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 	"github.com/cqlsafe/cqlsafe/outbox"
 	"github.com/cqlsafe/cqlsafe/overwrite"
 	"github.com/cqlsafe/cqlsafe/retry"
@@ -138,7 +139,9 @@ func TestRetryReusedQueryAttemptsDoNotLeak(t *testing.T) {
 			t.Fatalf("execution %d (gocql's count now %d): %v", exec, q.Attempts(), err)
 		}
 	}
-	if q.Attempts() < 12 {
+	// gocql v1.7 accumulates its count across executions (the leak the policy must not
+	// follow); the ScyllaDB fork counts per execution.
+	if q.Attempts() < 12 && cqlvalue.MarksAnswers() {
 		t.Fatalf("gocql's count is %d; expected it to accumulate across executions", q.Attempts())
 	}
 	if d := px.Stats().Dropped.Load(); d != 6 {

@@ -9,6 +9,7 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/cqlsafe/cqlsafe/integration/internal/scenario"
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 	"github.com/cqlsafe/cqlsafe/retry"
 )
 
@@ -21,7 +22,9 @@ func TestRetryConditionalAfterUnavailableOrOverloaded(t *testing.T) {
 	s, px := proxied(t, ks, 5*time.Second)
 	p := retry.NewPolicy(retry.WithSchema(retry.SessionSchema(s)), retry.WithMaxAttempts(3))
 	scenario.ConditionalAfterRefusal(t, s0, px, scenario.Policy{
-		Raw: func(stmt string, args ...any) error { return s.Query(stmt, args...).Exec() },
+		Raw: func(stmt string, args ...any) error {
+			return s.Query(stmt, args...).RetryPolicy(cqlvalue.NoRetry{}).Exec()
+		},
 		Exec: func(ctx context.Context, stmt string, args ...any) error {
 			return p.Exec(ctx, s.Query(stmt, args...))
 		},
@@ -68,7 +71,9 @@ func TestRetryConnectionTornAfterWrite(t *testing.T) {
 	s, px := proxied(t, ks, 5*time.Second)
 	p := retry.NewPolicy(retry.WithSchema(retry.SessionSchema(s)), retry.WithMaxAttempts(3))
 	scenario.TornConnection(t, s0, px, scenario.Policy{
-		Raw: func(stmt string, args ...any) error { return s.Query(stmt, args...).Exec() },
+		Raw: func(stmt string, args ...any) error {
+			return s.Query(stmt, args...).RetryPolicy(cqlvalue.NoRetry{}).Exec()
+		},
 		Exec: func(ctx context.Context, stmt string, args ...any) error {
 			return p.Exec(ctx, s.Query(stmt, args...))
 		},

@@ -1,6 +1,7 @@
 package cqlvalue
 
 import (
+	"errors"
 	"net"
 	"reflect"
 	"unsafe"
@@ -167,4 +168,23 @@ func MarksAnswers() bool {
 func TypeInfos() bool {
 	f, ok := reflect.TypeFor[gocql.ColumnMetadata]().FieldByName("Type")
 	return ok && f.Type.Kind() == reflect.Interface
+}
+
+// RequestError is the protocol error code and message of a server error err holds:
+// gocql.RequestError (Code, Message), or the ScyllaDB fork v1.18's frame.ErrorFrame for
+// the codes it has no type of its own for (GetCode, GetMessage: Overloaded, Invalid,
+// Bootstrapping, …); ok false when err holds neither.
+func RequestError(err error) (code int, msg string, ok bool) {
+	var re gocql.RequestError
+	if errors.As(err, &re) {
+		return re.Code(), re.Message(), true
+	}
+	var fe interface {
+		GetCode() int
+		GetMessage() string
+	}
+	if errors.As(err, &fe) {
+		return fe.GetCode(), fe.GetMessage(), true
+	}
+	return 0, "", false
 }

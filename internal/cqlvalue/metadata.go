@@ -131,3 +131,26 @@ func readSchemaTables(s *gocql.Session, keyspace string) (*gocql.KeyspaceMetadat
 	}
 	return km, nil
 }
+
+// Table is keyspace.table's metadata: the driver's, or — where the driver's metadata
+// does not hold the table (the ScyllaDB fork refreshes it lazily after a schema change,
+// and may not hold a table created a moment ago) or cannot be read — the table read from
+// system_schema (kept a second). ok false when neither has it.
+func Table(s *gocql.Session, keyspace, table string) (tm *gocql.TableMetadata, ok bool, err error) {
+	km, err := KeyspaceMetadata(s, keyspace)
+	if err == nil && km != nil && km.Tables[table] != nil {
+		return km.Tables[table], true, nil
+	}
+	if keyspace == "" || table == "" {
+		return nil, false, err
+	}
+	fk, ferr := fallback(s, keyspace, err)
+	if ferr != nil || fk == nil {
+		if err == nil {
+			err = ferr
+		}
+		return nil, false, err
+	}
+	tm, ok = fk.Tables[table]
+	return tm, ok, nil
+}
