@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/gocql/gocql"
-	gocqlxtable "github.com/scylladb/gocqlx/v2/table"
 
 	core "github.com/cqlsafe/cqlsafe/internal/core/overwrite"
 	"github.com/cqlsafe/cqlsafe/retry"
@@ -39,9 +38,9 @@ func Describe(ctx context.Context, s *gocql.Session, keyspace, name string) (*Ta
 	return refuseCounters(t)
 }
 
-// DescribeGocqlx is table.DescribeGocqlx for overwrites: it also refuses a table with
-// counter columns (ErrCounterTable).
-func DescribeGocqlx(ctx context.Context, s *gocql.Session, keyspace string, m gocqlxtable.Metadata) (*Table, error) {
+// DescribeGocqlx is table.DescribeGocqlx for overwrites (gocqlx v2 or v3 table.Metadata):
+// it also refuses a table with counter columns (ErrCounterTable).
+func DescribeGocqlx[M table.GocqlxModel](ctx context.Context, s *gocql.Session, keyspace string, m M) (*Table, error) {
 	t, err := table.DescribeGocqlx(ctx, s, keyspace, m)
 	if err != nil {
 		return nil, err

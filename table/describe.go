@@ -59,10 +59,23 @@ func (src source) Query(ctx context.Context, cql string, args, dest []any, row f
 	return iter.Close()
 }
 
-// DescribeGocqlx is Describe for callers who already describe tables with gocqlx: it
-// reads the table from the session and checks that m's partition key, sort key and
-// columns match it (ErrMetadataMismatch otherwise). m.Name may be "keyspace.table".
-func DescribeGocqlx(ctx context.Context, s *gocql.Session, keyspace string, m gocqlxtable.Metadata) (*Table, error) {
+// GocqlxModel is a gocqlx table model: gocqlx/v2's table.Metadata, and gocqlx/v3's
+// (which gocqlx users on the ScyllaDB fork have) — the same fields.
+type GocqlxModel interface {
+	~struct {
+		Name    string
+		Columns []string
+		PartKey []string
+		SortKey []string
+	}
+}
+
+// DescribeGocqlx is Describe for callers who already describe tables with gocqlx (v2 or
+// v3 table.Metadata): it reads the table from the session and checks that m's partition
+// key, sort key and columns match it (ErrMetadataMismatch otherwise). m.Name may be
+// "keyspace.table".
+func DescribeGocqlx[M GocqlxModel](ctx context.Context, s *gocql.Session, keyspace string, model M) (*Table, error) {
+	m := gocqlxtable.Metadata(model)
 	name := m.Name
 	if i := strings.IndexByte(name, '.'); i >= 0 { // gocqlx allows "keyspace.table"
 		keyspace, name = name[:i], name[i+1:]

@@ -72,7 +72,7 @@ func TestInstallReadmeLines(t *testing.T) {
 		}
 		got[f.name] = true
 	}
-	for _, want := range []string{"gocql", "gocqlv2", "fork-v1.15", "fork-v1.18"} {
+	for _, want := range []string{"gocql", "gocqlv2", "fork-v1.15", "fork-v1.18", "gocqlx-v3"} {
 		if !got[want] {
 			t.Errorf("README.md has no install block %q", want)
 		}
@@ -126,15 +126,14 @@ func TestInstallFromRelease(t *testing.T) {
 		"GONOSUMDB=github.com/cqlsafe/cqlsafe",
 		"GOFLAGS=-buildvcs=false",
 	)
-	app, err := os.ReadFile("testdata/app/main.go")
-	if err != nil {
-		t.Fatal(err)
-	}
 	node.Require(t)
 	for _, f := range readmeFlavours(t, filepath.Join(root, "README.md")) {
 		t.Run(f.name, func(t *testing.T) {
 			dir := t.TempDir()
-			src := app
+			src, err := os.ReadFile(appFor(f.name))
+			if err != nil {
+				t.Fatal(err)
+			}
 			other := "github.com/apache/cassandra-gocql-driver/v2"
 			if f.name == "gocqlv2" {
 				src = bytes.ReplaceAll(src, []byte(`"github.com/gocql/gocql"`), []byte(`gocql "github.com/apache/cassandra-gocql-driver/v2"`))
@@ -154,7 +153,7 @@ func TestInstallFromRelease(t *testing.T) {
 			if bytes.Contains(gomod, []byte("=> github.com/cqlsafe")) || bytes.Contains(gomod, []byte("github.com/cqlsafe/cqlsafe =>")) {
 				t.Errorf("the application needed a replace of cqlsafe:\n%s", gomod)
 			}
-			if strings.HasPrefix(f.name, "fork") && !bytes.Contains(gomod, []byte("github.com/scylladb/gocql")) {
+			if (strings.HasPrefix(f.name, "fork") || f.name == "gocqlx-v3") && !bytes.Contains(gomod, []byte("github.com/scylladb/gocql ")) {
 				t.Errorf("the fork's application does not build with the fork:\n%s", gomod)
 			}
 			if !bytes.Contains(gomod, []byte(version)) {
@@ -223,4 +222,13 @@ func goEnv(t *testing.T, goBin, key string) string {
 		t.Fatal(err)
 	}
 	return string(out)
+}
+
+// appFor is the application a kind of user builds: a gocqlx v3 model's, or the plain one
+// (its imports rewritten for the v2 driver).
+func appFor(flavour string) string {
+	if flavour == "gocqlx-v3" {
+		return "testdata/gocqlx3/main.go"
+	}
+	return "testdata/app/main.go"
 }

@@ -21,21 +21,7 @@ func TestRetryConditionalAfterUnavailableOrOverloaded(t *testing.T) {
 	s0, ks := node.Keyspace(t)
 	s, px := proxied(t, ks, 5*time.Second)
 	p := retry.NewPolicy(retry.WithSchema(retry.SessionSchema(s)), retry.WithMaxAttempts(3))
-	scenario.ConditionalAfterRefusal(t, s0, px, scenario.Policy{
-		Raw: func(stmt string, args ...any) error {
-			return s.Query(stmt, args...).RetryPolicy(cqlvalue.NoRetry{}).Exec()
-		},
-		Exec: func(ctx context.Context, stmt string, args ...any) error {
-			return p.Exec(ctx, s.Query(stmt, args...))
-		},
-		Unknown: func(err error) (bool, bool) {
-			var ou *retry.OutcomeUnknownError
-			if !errors.As(err, &ou) {
-				return false, false
-			}
-			return errors.Is(err, retry.ErrOutcomeUnknown), ou.Conditional
-		},
-	})
+	scenario.ConditionalAfterRefusal(t, s0, px, scenarioPolicy(s, p))
 }
 
 // TestRetryBindRefused: scenario.BindRefused on gocql v1.7 — Session.Bind and
@@ -70,18 +56,7 @@ func TestRetryConnectionTornAfterWrite(t *testing.T) {
 	s0, ks := node.Keyspace(t)
 	s, px := proxied(t, ks, 5*time.Second)
 	p := retry.NewPolicy(retry.WithSchema(retry.SessionSchema(s)), retry.WithMaxAttempts(3))
-	scenario.TornConnection(t, s0, px, scenario.Policy{
-		Raw: func(stmt string, args ...any) error {
-			return s.Query(stmt, args...).RetryPolicy(cqlvalue.NoRetry{}).Exec()
-		},
-		Exec: func(ctx context.Context, stmt string, args ...any) error {
-			return p.Exec(ctx, s.Query(stmt, args...))
-		},
-		Unknown: func(err error) (bool, bool) {
-			var ou *retry.OutcomeUnknownError
-			return errors.As(err, &ou), ou != nil && ou.Conditional
-		},
-	})
+	scenario.TornConnection(t, s0, px, scenarioPolicy(s, p))
 }
 
 // TestRetryDoRemembersEarlierUnknown: scenario.DoRemembers on gocql v1.7 — once any run of a
@@ -102,10 +77,25 @@ func TestRetryDefaultPolicyListValues(t *testing.T) {
 	s0, ks := node.Keyspace(t)
 	s, px := proxied(t, ks, 400*time.Millisecond)
 	p := retry.NewPolicy(retry.WithMaxAttempts(3))
-	scenario.DefaultPolicyLists(t, s0, px, scenario.Policy{
+	scenario.DefaultPolicyLists(t, s0, px, scenarioPolicy(s, p), gocql.NamedValue)
+}
+
+// scenarioPolicy is p over s as the shared scenarios use it: Raw sends once, without p;
+// Unknown is p's outcome-unknown error and whether it says the write was conditional.
+func scenarioPolicy(s *gocql.Session, p *retry.Policy) scenario.Policy {
+	return scenario.Policy{
+		Raw: func(stmt string, args ...any) error {
+			return s.Query(stmt, args...).RetryPolicy(cqlvalue.NoRetry{}).Exec()
+		},
 		Exec: func(ctx context.Context, stmt string, args ...any) error {
 			return p.Exec(ctx, s.Query(stmt, args...))
 		},
-		Unknown: func(err error) (bool, bool) { return errors.Is(err, retry.ErrOutcomeUnknown), false },
-	}, gocql.NamedValue)
+		Unknown: func(err error) (bool, bool) {
+			var ou *retry.OutcomeUnknownError
+			if !errors.As(err, &ou) {
+				return false, false
+			}
+			return errors.Is(err, retry.ErrOutcomeUnknown), ou.Conditional
+		},
+	}
 }

@@ -1,11 +1,13 @@
 package cqlvalue
 
 import (
+	"context"
 	"errors"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"weak"
 
@@ -19,15 +21,21 @@ import (
 // Cassandra's schema. A keyspace that does not exist is gocql.ErrKeyspaceDoesNotExist
 // either way.
 //
-// Tables built from system_schema hold each column's kind, position and type text
-// (ColumnTypeText), no TypeInfo and no user types (UserTypes reads those). The result
-// is kept for a second per session and keyspace, since the verdict asks per statement.
+// Once the driver failed so for a session, its metadata is not asked again (each try is
+// a query on the control connection, and the verdict asks per statement). Tables built
+// from system_schema hold each column's kind, position and type text (ColumnTypeText),
+// no TypeInfo and no user types (UserTypes reads those); they are kept a second per
+// session and keyspace, and kept longer when a read to refresh them fails.
 func KeyspaceMetadata(s *gocql.Session, keyspace string) (*gocql.KeyspaceMetadata, error) {
-	km, err := s.KeyspaceMetadata(keyspace)
-	if err == nil || errors.Is(err, gocql.ErrKeyspaceDoesNotExist) || keyspace == "" {
-		return km, err
+	m := metaOf(s)
+	if !m.driverFails.Load() {
+		km, err := s.KeyspaceMetadata(keyspace)
+		if err == nil || errors.Is(err, gocql.ErrKeyspaceDoesNotExist) || keyspace == "" {
+			return km, err
+		}
+		m.driverFails.Store(true)
 	}
-	return fallback(s, keyspace, err)
+	return m.fallback(s, keyspace)
 }
 
 // UserTypes reports whether keyspace km has user-defined types: from its metadata where
@@ -42,7 +50,10 @@ func UserTypes(s *gocql.Session, km *gocql.KeyspaceMetadata) bool {
 		Consistency(gocql.One).Idempotent(true).Scan(&name) == nil
 }
 
-const fallbackTTL = time.Second
+const (
+	fallbackTTL     = time.Second
+	fallbackTimeout = 2 * time.Second
+)
 
 type cached struct {
 	km  *gocql.KeyspaceMetadata
@@ -50,39 +61,56 @@ type cached struct {
 	at  time.Time
 }
 
-// fallbacks caches each session's keyspaces read from system_schema
-// (weak.Pointer[gocql.Session] → *sync.Map of keyspace → cached). The key does not keep a
-// session alive; its entry is dropped when the session is collected.
-var fallbacks sync.Map
+// sessionMeta is what KeyspaceMetadata keeps per session: whether the driver's
+// metadata failed, and the keyspaces read from system_schema (keyspace → cached).
+type sessionMeta struct {
+	driverFails atomic.Bool
+	byKs        sync.Map
+}
 
-func fallback(s *gocql.Session, keyspace string, driverErr error) (*gocql.KeyspaceMetadata, error) {
+// metas holds each session's sessionMeta (weak.Pointer[gocql.Session] → *sessionMeta).
+// The key does not keep a session alive; its entry is dropped when the session is
+// collected.
+var metas sync.Map
+
+func metaOf(s *gocql.Session) *sessionMeta {
 	key := weak.Make(s)
-	m, ok := fallbacks.Load(key)
+	m, ok := metas.Load(key)
 	if !ok {
 		var loaded bool
-		if m, loaded = fallbacks.LoadOrStore(key, new(sync.Map)); !loaded {
-			runtime.AddCleanup(s, func(k weak.Pointer[gocql.Session]) { fallbacks.Delete(k) }, key)
+		if m, loaded = metas.LoadOrStore(key, new(sessionMeta)); !loaded {
+			runtime.AddCleanup(s, func(k weak.Pointer[gocql.Session]) { metas.Delete(k) }, key)
 		}
 	}
-	byKs := m.(*sync.Map)
+	return m.(*sessionMeta)
+}
+
+// fallback is keyspace's metadata read from system_schema, kept fallbackTTL; a read that
+// fails (the cluster unreachable) keeps what was read before.
+func (m *sessionMeta) fallback(s *gocql.Session, keyspace string) (*gocql.KeyspaceMetadata, error) {
 	now := time.Now()
-	if e, ok := byKs.Load(keyspace); ok {
-		if c := e.(cached); now.Sub(c.at) < fallbackTTL {
+	var old *cached
+	if e, ok := m.byKs.Load(keyspace); ok {
+		c := e.(cached)
+		if now.Sub(c.at) < fallbackTTL {
 			return c.km, c.err
 		}
+		old = &c
 	}
-	km, err := readSchemaTables(s, keyspace)
-	if err != nil {
-		err = errors.Join(driverErr, err)
+	ctx, cancel := context.WithTimeout(context.Background(), fallbackTimeout)
+	defer cancel()
+	km, err := readSchemaTables(ctx, s, keyspace)
+	if err != nil && !errors.Is(err, gocql.ErrKeyspaceDoesNotExist) && old != nil && old.km != nil {
+		km, err = old.km, nil // stale beats none while the cluster does not answer
 	}
-	byKs.Store(keyspace, cached{km: km, err: err, at: now})
+	m.byKs.Store(keyspace, cached{km: km, err: err, at: now})
 	return km, err
 }
 
 // readSchemaTables builds a keyspace's tables from system_schema.columns.
-func readSchemaTables(s *gocql.Session, keyspace string) (*gocql.KeyspaceMetadata, error) {
+func readSchemaTables(ctx context.Context, s *gocql.Session, keyspace string) (*gocql.KeyspaceMetadata, error) {
 	iter := s.Query(`SELECT table_name, column_name, kind, position, type FROM system_schema.columns WHERE keyspace_name = ?`, keyspace).
-		Consistency(gocql.One).Idempotent(true).Iter()
+		WithContext(ctx).Consistency(gocql.One).Idempotent(true).Iter()
 	type col struct {
 		cm  *gocql.ColumnMetadata
 		pos int
@@ -110,7 +138,7 @@ func readSchemaTables(s *gocql.Session, keyspace string) (*gocql.KeyspaceMetadat
 	if len(byTable) == 0 {
 		var n string
 		if err := s.Query(`SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = ?`, keyspace).
-			Consistency(gocql.One).Idempotent(true).Scan(&n); errors.Is(err, gocql.ErrNotFound) {
+			WithContext(ctx).Consistency(gocql.One).Idempotent(true).Scan(&n); errors.Is(err, gocql.ErrNotFound) {
 			return nil, gocql.ErrKeyspaceDoesNotExist
 		}
 	}
@@ -144,7 +172,7 @@ func Table(s *gocql.Session, keyspace, table string) (tm *gocql.TableMetadata, o
 	if keyspace == "" || table == "" {
 		return nil, false, err
 	}
-	fk, ferr := fallback(s, keyspace, err)
+	fk, ferr := metaOf(s).fallback(s, keyspace)
 	if ferr != nil || fk == nil {
 		if err == nil {
 			err = ferr
