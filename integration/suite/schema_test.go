@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 	"github.com/cqlsafe/cqlsafe/schema"
 )
 
@@ -24,13 +25,9 @@ func TestSchemaTemplatesApply(t *testing.T) {
 			}
 		}
 	}
-	km, err := s.KeyspaceMetadata(ks)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, table := range []string{"events", "events_buckets", "attributes", "tombstones", "items"} {
-		if _, ok := km.Tables[table]; !ok {
-			t.Errorf("table %s missing after Apply", table)
+		if _, ok, err := cqlvalue.Table(s, ks, table); !ok {
+			t.Errorf("table %s missing after Apply (%v)", table, err)
 		}
 	}
 	if err := schema.Apply(ctx, s, `CREATE TABLE plain (k int PRIMARY KEY)`); err == nil {

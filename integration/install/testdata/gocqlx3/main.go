@@ -47,7 +47,8 @@ func run() error {
 	defer session.Close()
 	policy := retry.NewPolicy(retry.WithSchema(retry.SessionSchema(session)))
 	stmt, _ := kv.Insert()
-	if err := policy.Exec(ctx, session.Query(stmt, 1, "n", "exec")); err != nil {
+	// The model's column order: id, v, n.
+	if err := policy.Exec(ctx, session.Query(stmt, 1, "exec", "n")); err != nil {
 		return err
 	}
 	tbl, err := overwrite.DescribeGocqlx(ctx, session, ks, kv.Metadata())
