@@ -348,16 +348,21 @@ func rvQueryResult(stmt string) []byte {
 		b = binary.BigEndian.AppendUint32(b, 3)
 		return rvShort(b, strings.Trim(strings.TrimSpace(stmt[4:]), `"`))
 	case strings.HasPrefix(s, "SELECT") && strings.Contains(s, "SYSTEM.LOCAL"):
+		// key, host_id and rpc_address (the ScyllaDB fork v1.18 connects to the node's
+		// rpc_address and panics on a host without one).
 		b = binary.BigEndian.AppendUint32(b, 2)
 		b = binary.BigEndian.AppendUint32(b, 1)
-		b = binary.BigEndian.AppendUint32(b, 2)
+		b = binary.BigEndian.AppendUint32(b, 3)
 		b = rvShort(rvShort(b, "system"), "local")
 		b = binary.BigEndian.AppendUint16(rvShort(b, "key"), 0x000D)
 		b = binary.BigEndian.AppendUint16(rvShort(b, "host_id"), 0x000C)
+		b = binary.BigEndian.AppendUint16(rvShort(b, "rpc_address"), 0x0010)
 		b = binary.BigEndian.AppendUint32(b, 1)
 		b = append(binary.BigEndian.AppendUint32(b, 5), "local"...)
 		b = binary.BigEndian.AppendUint32(b, 16)
-		return append(b, 0x6b, 0x1d, 0x2c, 0x10, 0x9d, 0x38, 0x4e, 0x5a, 0x9a, 0x1e, 0x2d, 0x5c, 0x51, 0x63, 0x7e, 0x01)
+		b = append(b, 0x6b, 0x1d, 0x2c, 0x10, 0x9d, 0x38, 0x4e, 0x5a, 0x9a, 0x1e, 0x2d, 0x5c, 0x51, 0x63, 0x7e, 0x01)
+		b = binary.BigEndian.AppendUint32(b, 4)
+		return append(b, 127, 0, 0, 1)
 	case strings.HasPrefix(s, "SELECT"):
 		b = binary.BigEndian.AppendUint32(b, 2)
 		b = binary.BigEndian.AppendUint32(b, 0)

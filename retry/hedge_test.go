@@ -353,7 +353,8 @@ func TestHedgeTraceHearsHedges(t *testing.T) {
 // the execution was given (the first execution had a; the hedges get b, then c), then
 // those given again, the first execution's host last; at most extra+1 of those.
 func TestHedgeHostsAnotherHostFirst(t *testing.T) {
-	a, b, c := cqlvalue.Host(nil, "a"), cqlvalue.Host(nil, "b"), cqlvalue.Host(nil, "c")
+	const ida, idb, idc = "00000000-0000-4000-8000-00000000000a", "00000000-0000-4000-8000-00000000000b", "00000000-0000-4000-8000-00000000000c"
+	a, b, c := cqlvalue.Host(nil, ida), cqlvalue.Host(nil, idb), cqlvalue.Host(nil, idc)
 	h, _ := newHedger(nil)
 	_, _, x := h.Begin(context.Background(), engine.NopTrace{}, true)
 	inner := fakeHosts{hosts: []*gocql.HostInfo{a, b, c}}
@@ -374,7 +375,7 @@ func TestHedgeHostsAnotherHostFirst(t *testing.T) {
 	for sh := hedge2(); sh != nil; sh = hedge2() {
 		again = append(again, sh.Info().HostID())
 	}
-	if !reflect.DeepEqual(again, []string{"b", "c"}) {
+	if !reflect.DeepEqual(again, []string{idb, idc}) {
 		t.Errorf("hosts given again %v, want [b c] (the first execution's last, at most 2)", again)
 	}
 	if x.Handed.Load() != 2 {

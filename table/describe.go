@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gocql/gocql"
 	gocqlxtable "github.com/scylladb/gocqlx/v2/table"
@@ -47,7 +48,13 @@ func (src source) Lookup(keyspace, name string) (cols []core.ColumnDef[gocql.Typ
 	if km == nil {
 		km = &gocql.KeyspaceMetadata{Name: keyspace}
 	}
-	return columnDefs(tm), cqlvalue.UserTypes(src.s, km), true, false, nil
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	udts, err := cqlvalue.UserTypes(ctx, src.s, km)
+	if err != nil {
+		return nil, false, false, false, err
+	}
+	return columnDefs(tm), udts, true, false, nil
 }
 
 func (src source) Query(ctx context.Context, cql string, args, dest []any, row func()) error {

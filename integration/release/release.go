@@ -81,6 +81,16 @@ func Modules(root string) ([]Module, error) {
 	if len(mods) == 0 {
 		return nil, errors.New("release: go.work uses no module")
 	}
+	// A go.mod that go.work does not use would be left out of its parent's zip and
+	// never published.
+	if out, err := git(root, "ls-files", "--", "go.mod", "*/go.mod"); err == nil {
+		for _, f := range strings.Fields(out) {
+			dir := filepath.Dir(filepath.FromSlash(f))
+			if !slices.ContainsFunc(mods, func(m Module) bool { return m.Dir == dir }) {
+				return nil, fmt.Errorf("release: %s is not used by go.work: it would not be published", f)
+			}
+		}
+	}
 	return mods, nil
 }
 
@@ -174,6 +184,9 @@ func CheckVersion(v string, tags []string) error {
 	if !semver.IsValid(v) || semver.Canonical(v) != v || semver.Build(v) != "" {
 		return fmt.Errorf("release: %q is not a version vMAJOR.MINOR.PATCH[-PRERELEASE]", v)
 	}
+	if semver.Major(v) != "v0" && semver.Major(v) != "v1" {
+		return fmt.Errorf("release: %s needs /%s module paths, which the modules do not have", v, semver.Major(v))
+	}
 	if latest := Latest(tags); latest != "" && semver.Compare(v, latest) <= 0 {
 		return fmt.Errorf("release: %s is not newer than the latest tag %s", v, latest)
 	}
@@ -225,7 +238,8 @@ func Prepare(root, v string) ([]string, error) {
 }
 
 // BuildProxy writes, into dir, every module of the repository at root as the module
-// proxy would serve release v: the tracked files as they are in the work tree, each
+// proxy would serve release v: the tracked files as they are in the work tree (a clean
+// clone's are the commit's), each
 // go.mod's in-repo requires rewritten to v, zipped with golang.org/x/mod/zip. A
 // GOPROXY=file://dir URL then serves them. It returns each module's zip size and fails
 // on a zip over MaxZipBytes or a require of an in-repo module at another version.

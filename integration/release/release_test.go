@@ -79,7 +79,7 @@ func TestReleasePrepareRefusesDirtyTree(t *testing.T) {
 func TestReleasePrepareRefusesOlderVersion(t *testing.T) {
 	dir := repo(t)
 	gitT(t, dir, "tag", "sub/v0.3.0")
-	for _, v := range []string{"v0.3.0", "v0.2.9", "v0.3.0-rc.1", "0.4.0", "v0.4", "v0.4.0+meta", "latest"} {
+	for _, v := range []string{"v0.3.0", "v0.2.9", "v0.3.0-rc.1", "0.4.0", "v0.4", "v0.4.0+meta", "latest", "v2.0.0"} {
 		if _, err := Prepare(dir, v); err == nil {
 			t.Errorf("Prepare(%q) with sub/v0.3.0 tagged: no error", v)
 		}

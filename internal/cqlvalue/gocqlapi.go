@@ -115,9 +115,10 @@ func Column(name string, kind gocql.ColumnKind, text string, ti gocql.TypeInfo) 
 	return cm
 }
 
-// Host is a host built by hand (tests, tools) with a connect address and a host id, on
-// every driver: gocql v1.7 and fork v1.15 have SetConnectAddress and SetHostID; fork
-// v1.18 has neither, and the fields are set directly.
+// Host is a host built by hand (tests, tools) with a connect address and a host id (a
+// UUID's text: fork v1.18 keeps a UUID), on every driver: gocql v1.7 and fork v1.15
+// have SetConnectAddress and SetHostID; fork v1.18 has neither, and the fields are set
+// directly.
 func Host(addr net.IP, id string) *gocql.HostInfo {
 	h := &gocql.HostInfo{}
 	set := func(field string, v reflect.Value) {
@@ -136,6 +137,8 @@ func Host(addr net.IP, id string) *gocql.HostInfo {
 	if id != "" {
 		if s, ok := any(h).(interface{ SetHostID(string) }); ok {
 			s.SetHostID(id)
+		} else if u, err := gocql.ParseUUID(id); err == nil {
+			set("hostId", reflect.ValueOf(u)) // fork v1.18 keeps the id as a UUID
 		} else {
 			set("hostId", reflect.ValueOf(id))
 		}

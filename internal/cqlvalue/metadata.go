@@ -27,13 +27,20 @@ import (
 // no TypeInfo and no user types (UserTypes reads those); they are kept a second per
 // session and keyspace, and kept longer when a read to refresh them fails.
 func KeyspaceMetadata(s *gocql.Session, keyspace string) (*gocql.KeyspaceMetadata, error) {
+	if s == nil {
+		return nil, errors.New("cqlvalue: nil session")
+	}
 	m := metaOf(s)
 	if !m.driverFails.Load() {
 		km, err := s.KeyspaceMetadata(keyspace)
 		if err == nil || errors.Is(err, gocql.ErrKeyspaceDoesNotExist) || keyspace == "" {
 			return km, err
 		}
-		m.driverFails.Store(true)
+		// The fork's query of Scylla's own table fails the same way every time; any other
+		// error (a timeout, no connection) is asked again next time.
+		if strings.Contains(err.Error(), "scylla_tables") {
+			m.driverFails.Store(true)
+		}
 	}
 	return m.fallback(s, keyspace)
 }
@@ -41,13 +48,20 @@ func KeyspaceMetadata(s *gocql.Session, keyspace string) (*gocql.KeyspaceMetadat
 // UserTypes reports whether keyspace km has user-defined types: from its metadata where
 // it lists some, else from system_schema.types (metadata read from system_schema by
 // KeyspaceMetadata lists none).
-func UserTypes(s *gocql.Session, km *gocql.KeyspaceMetadata) bool {
+func UserTypes(ctx context.Context, s *gocql.Session, km *gocql.KeyspaceMetadata) (bool, error) {
 	if km == nil || HasUserTypes(km) {
-		return km != nil
+		return km != nil, nil
 	}
 	var name string
-	return s.Query(`SELECT type_name FROM system_schema.types WHERE keyspace_name = ? LIMIT 1`, km.Name).
-		Consistency(gocql.One).Idempotent(true).Scan(&name) == nil
+	err := s.Query(`SELECT type_name FROM system_schema.types WHERE keyspace_name = ? LIMIT 1`, km.Name).
+		WithContext(ctx).Consistency(gocql.One).Idempotent(true).Scan(&name)
+	switch {
+	case errors.Is(err, gocql.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return true, nil
 }
 
 const (
@@ -66,6 +80,7 @@ type cached struct {
 type sessionMeta struct {
 	driverFails atomic.Bool
 	byKs        sync.Map
+	refresh     sync.Mutex // one system_schema read at a time; the others take the stale copy
 }
 
 // metas holds each session's sessionMeta (weak.Pointer[gocql.Session] → *sessionMeta).
@@ -96,6 +111,19 @@ func (m *sessionMeta) fallback(s *gocql.Session, keyspace string) (*gocql.Keyspa
 			return c.km, c.err
 		}
 		old = &c
+	}
+	if old != nil && old.km != nil {
+		if !m.refresh.TryLock() {
+			return old.km, old.err // another statement is reading it now
+		}
+	} else {
+		m.refresh.Lock()
+	}
+	defer m.refresh.Unlock()
+	if e, ok := m.byKs.Load(keyspace); ok { // read by the one that held the lock
+		if c := e.(cached); time.Since(c.at) < fallbackTTL {
+			return c.km, c.err
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), fallbackTimeout)
 	defer cancel()
@@ -137,9 +165,12 @@ func readSchemaTables(ctx context.Context, s *gocql.Session, keyspace string) (*
 	}
 	if len(byTable) == 0 {
 		var n string
-		if err := s.Query(`SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = ?`, keyspace).
-			WithContext(ctx).Consistency(gocql.One).Idempotent(true).Scan(&n); errors.Is(err, gocql.ErrNotFound) {
+		switch err := s.Query(`SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = ?`, keyspace).
+			WithContext(ctx).Consistency(gocql.One).Idempotent(true).Scan(&n); {
+		case errors.Is(err, gocql.ErrNotFound):
 			return nil, gocql.ErrKeyspaceDoesNotExist
+		case err != nil:
+			return nil, err
 		}
 	}
 	km := &gocql.KeyspaceMetadata{Name: keyspace, Tables: map[string]*gocql.TableMetadata{}}
