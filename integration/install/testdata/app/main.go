@@ -9,7 +9,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,8 +32,15 @@ func run() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	ks := os.Getenv("CQLSAFE_KEYSPACE")
-	cluster := gocql.NewCluster(strings.Split(os.Getenv("CQLSAFE_CASSANDRA_HOSTS"), ",")...)
+	hosts := strings.Split(os.Getenv("CQLSAFE_CASSANDRA_HOSTS"), ",")
+	cluster := gocql.NewCluster(hosts...)
 	cluster.Keyspace = ks
+	if ip, port, ok := oneAddress(hosts); ok {
+		// One address, perhaps a container's published port: the node announces its
+		// container address, which some drivers dial (the fork v1.18); use the given one.
+		cluster.AddressTranslator = gocql.AddressTranslatorFunc(func(net.IP, int) (net.IP, int) { return ip, port })
+		cluster.DisableInitialHostLookup = true
+	}
 	cluster.Timeout = 10 * time.Second
 	session, err := cluster.CreateSession()
 	if err != nil {
@@ -52,4 +61,29 @@ func run() error {
 	}
 	fmt.Printf("row %d\n", res.Timestamp)
 	return nil
+}
+
+// oneAddress is the IPv4 address and port of hosts when it names one host.
+func oneAddress(hosts []string) (net.IP, int, bool) {
+	if len(hosts) != 1 {
+		return nil, 0, false
+	}
+	h, p, err := net.SplitHostPort(hosts[0])
+	if err != nil {
+		return nil, 0, false
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil {
+		return nil, 0, false
+	}
+	ips, err := net.LookupIP(h)
+	if err != nil {
+		return nil, 0, false
+	}
+	for _, ip := range ips {
+		if ip.To4() != nil {
+			return ip, port, true
+		}
+	}
+	return nil, 0, false
 }
