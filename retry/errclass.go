@@ -46,10 +46,11 @@ func facts(err error) decision.Facts {
 	return decision.Classify(err, gocqlDriver)
 }
 
-// gocqlDriver is what decision.Classify needs of gocql v1.7.
+// gocqlDriver is what decision.Classify needs of gocql v1.7 (and of the ScyllaDB fork in
+// its place: NotSent).
 var gocqlDriver = decision.Driver{Server: gocqlServerFacts, NoResponse: gocql.ErrTimeoutNoResponse,
 	ConnectionClosed: gocql.ErrConnectionClosed, NoConnections: gocql.ErrNoConnections,
-	ConnectionFailed: connectionFailed}
+	NotSent: cqlvalue.NoConnection, ConnectionFailed: connectionFailed}
 
 // connectionFailed: the errors gocql v1.7 hands every request in flight on a connection it
 // closes (Conn.closeWithError): too many timeouts on it, a failed heartbeat, a response

@@ -222,10 +222,10 @@ func (p *Policy) execPinned(pq pinned) error {
 	}
 	var err error
 	if pq.hedge == nil {
-		err = pq.query.Exec()
+		err = execAgain(pq.state, pq.query.Exec)
 	} else {
 		var herrs []error
-		herrs, err = pq.hedge.Run(pq.query.Exec, hedgeOf(pq.query))
+		herrs, err = pq.hedge.Run(func() error { return execAgain(pq.state, pq.query.Exec) }, hedgeOf(pq.query))
 		pq.state.HedgeFailed(herrs)
 	}
 	if err != nil {
@@ -233,6 +233,15 @@ func (p *Policy) execPinned(pq pinned) error {
 		err = p.outcome(err, pq.timestamp, pq.state, false, gocql.UnloggedBatch, []Statement{stmt})
 	}
 	pq.state.End(err)
+	return err
+}
+
+// execAgain runs exec, and again while the driver finds no connection (Exec.Again).
+func execAgain(st *execState, exec func() error) error {
+	err := exec()
+	for err != nil && st.Again(err) {
+		err = exec()
+	}
 	return err
 }
 
@@ -248,8 +257,8 @@ func hedgeOf(q *gocql.Query) func(context.Context) error {
 }
 
 // hedgeOfBatch is how the first execution and a hedge of b run (see hedgeOf).
-func hedgeOfBatch(s *gocql.Session, b *gocql.Batch) (first func() error, again func(context.Context) error) {
-	return func() error { return s.ExecuteBatch(b) },
+func hedgeOfBatch(st *execState, s *gocql.Session, b *gocql.Batch) (first func() error, again func(context.Context) error) {
+	return func() error { return execAgain(st, func() error { return s.ExecuteBatch(b) }) },
 		func(ctx context.Context) error { return s.ExecuteBatch(b.WithContext(ctx)) }
 }
 
@@ -285,10 +294,10 @@ func (p *Policy) execPinnedBatch(s *gocql.Session, pb pinnedBatch) error {
 	}
 	var err error
 	if pb.hedge == nil {
-		err = s.ExecuteBatch(pb.batch)
+		err = execAgain(pb.state, func() error { return s.ExecuteBatch(pb.batch) })
 	} else {
 		var herrs []error
-		first, again := hedgeOfBatch(s, pb.batch)
+		first, again := hedgeOfBatch(pb.state, s, pb.batch)
 		herrs, err = pb.hedge.Run(first, again)
 		pb.state.HedgeFailed(herrs)
 	}

@@ -232,14 +232,16 @@ func (p *Policy) execPinned(pq pinned) error {
 	}
 	var err error
 	if pq.hedge == nil {
-		err = pq.query.ExecContext(pq.state.Ctx)
+		err = execAgain(pq.state, func() error { return pq.query.ExecContext(pq.state.Ctx) })
 	} else {
 		// A hedge is the same query executed with the hedge's context: the v2 driver
 		// gives each execution its own state (routing, metrics), and the context is
 		// what HedgingHosts reads.
 		var herrs []error
 		q := pq.query
-		herrs, err = pq.hedge.Run(func() error { return q.ExecContext(pq.state.Ctx) }, q.ExecContext)
+		herrs, err = pq.hedge.Run(func() error {
+			return execAgain(pq.state, func() error { return q.ExecContext(pq.state.Ctx) })
+		}, q.ExecContext)
 		pq.state.HedgeFailed(herrs)
 	}
 	if err != nil {
@@ -275,6 +277,15 @@ func (p *Policy) ExecBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch
 	return p.execPinnedBatch(s, pb)
 }
 
+// execAgain runs exec, and again while the driver finds no connection (Exec.Again).
+func execAgain(st *execState, exec func() error) error {
+	err := exec()
+	for err != nil && st.Again(err) {
+		err = exec()
+	}
+	return err
+}
+
 func (p *Policy) execPinnedBatch(s *gocql.Session, pb pinnedBatch) error {
 	if err := pb.state.Ctx.Err(); err != nil {
 		pb.state.Trace.End(err, 0)
@@ -282,11 +293,11 @@ func (p *Policy) execPinnedBatch(s *gocql.Session, pb pinnedBatch) error {
 	}
 	var err error
 	if pb.hedge == nil {
-		err = execBatch(s, pb.batch)
+		err = execAgain(pb.state, func() error { return execBatch(s, pb.batch) })
 	} else {
 		var herrs []error
 		b := pb.batch
-		herrs, err = pb.hedge.Run(func() error { return execBatch(s, b) }, func(ctx context.Context) error {
+		herrs, err = pb.hedge.Run(func() error { return execAgain(pb.state, func() error { return execBatch(s, b) }) }, func(ctx context.Context) error {
 			//lint:ignore SA1019 WithContext is v2.1.2's one way to copy a Batch; the hedge's copy carries its context
 			return execBatch(s, b.WithContext(ctx))
 		})

@@ -29,6 +29,10 @@ import (
 //	  it —, client timeout, connection lost mid-request)     retried only if idempotent
 //	read timeout                                             retried
 //
+// The driver answers "no connection" (every connection to every host in its plan is
+// gone, e.g. while a node restarts) without asking any retry policy; Exec runs the
+// statement again after the backoff, within the same attempt limit.
+//
 // A write that may have applied and was not retried (or ran out of attempts) returns an
 // *OutcomeUnknownError; so does a write whose context ended while an attempt was in
 // flight (gocql cannot tell whether the request had been written).

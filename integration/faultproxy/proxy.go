@@ -114,6 +114,7 @@ type Proxy struct {
 	rule    atomic.Pointer[Rule]
 	latency atomic.Int64 // ns each way
 	hold    atomic.Pointer[chan struct{}]
+	refuse  atomic.Bool
 
 	mu       sync.Mutex
 	conns    map[*pipe]struct{}
@@ -129,6 +130,7 @@ type Stats struct {
 	Requests atomic.Int64
 	Dropped  atomic.Int64
 	Resets   atomic.Int64
+	Refused  atomic.Int64 // connections closed on accept (Refuse)
 	Replied  atomic.Int64 // error frames sent in Cassandra's place
 	// Hidden counts ERROR responses from Cassandra that a fault swallowed (dropped,
 	// replaced or reset): the request failed on the server, so a test that assumed it
@@ -191,6 +193,11 @@ func (p *Proxy) Resume() {
 	}
 }
 
+// Refuse makes the proxy close every connection it accepts, before reaching Cassandra
+// (on: a node that is down but its port still answers), until Refuse(false). Open
+// connections stay; ResetAll closes them.
+func (p *Proxy) Refuse(on bool) { p.refuse.Store(on) }
+
 // ResetAll closes every open connection through the proxy (clients see a reset).
 func (p *Proxy) ResetAll() {
 	for _, c := range p.snapshot() {
@@ -230,6 +237,11 @@ func (p *Proxy) accept() {
 		client, err := p.ln.Accept()
 		if err != nil {
 			return
+		}
+		if p.refuse.Load() {
+			client.Close()
+			p.stats.Refused.Add(1)
+			continue
 		}
 		server, err := net.DialTimeout("tcp", p.target, 5*time.Second)
 		if err != nil {

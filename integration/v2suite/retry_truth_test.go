@@ -48,6 +48,20 @@ func TestRetryBindRefused(t *testing.T) {
 	})
 }
 
+// TestRetryNoConnectionYet: scenario.NoConnectionYet on the v2 driver — the driver finds no
+// connection to send on and asks no retry policy; the Policy waits for one within its
+// attempts and the write lands.
+func TestRetryNoConnectionYet(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	s, px := proxiedWith(t, ks, 5*time.Second, func(cl *gocql.ClusterConfig) {
+		cl.ReconnectionPolicy = &gocql.ConstantReconnectionPolicy{MaxRetries: 3, Interval: 50 * time.Millisecond}
+		cl.ReconnectInterval = 100 * time.Millisecond
+	})
+	p := retry.NewPolicy(retry.WithSchema(retry.SessionSchema(s)), retry.WithMaxAttempts(10),
+		retry.WithBackoff(50*time.Millisecond, 500*time.Millisecond))
+	scenario.NoConnectionYet(t, s0, px, scenarioPolicy(s, p))
+}
+
 // TestRetryConnectionTornAfterWrite: scenario.TornConnection on the Apache driver v2 — a connection the
 // driver tears down after the write was forwarded (an unreadable response frame) means
 // the write may have applied: a counter is an unknown outcome, an insert is re-sent.
@@ -94,5 +108,6 @@ func scenarioPolicy(s *gocql.Session, p *retry.Policy) scenario.Policy {
 			}
 			return errors.Is(err, retry.ErrOutcomeUnknown), ou.Conditional
 		},
+		NoConnection: func(err error) bool { return errors.Is(err, gocql.ErrNoConnections) },
 	}
 }

@@ -191,3 +191,48 @@ func RequestError(err error) (code int, msg string, ok bool) {
 	}
 	return 0, "", false
 }
+
+// forkNotSent are the texts of the ScyllaDB fork's errors for a host its executor did
+// not send to — query_executor.go's ErrHostDown, ErrNoPool and ErrNoConnectionsInPool,
+// which gocql v1.7 does not have, so they are matched by their fixed text. The fork
+// tries the next host after each and, when none is left, returns the last, wrapped in
+// its QueryError.
+var forkNotSent = [...]string{
+	"gocql: host is nil or down",
+	"gocql: host does not have a pool",
+	"gocql: host pool does not have connections",
+}
+
+// NoConnection reports whether err says the driver found no connection to send on:
+// gocql's ErrNoConnections, or one of the fork's per-host errors (forkNotSent) anywhere
+// in err's chain.
+func NoConnection(err error) bool {
+	if errors.Is(err, gocql.ErrNoConnections) {
+		return true
+	}
+	var walk func(error) bool
+	walk = func(e error) bool {
+		for e != nil {
+			for _, s := range forkNotSent {
+				if e.Error() == s {
+					return true
+				}
+			}
+			switch u := e.(type) {
+			case interface{ Unwrap() []error }:
+				for _, c := range u.Unwrap() {
+					if walk(c) {
+						return true
+					}
+				}
+				return false
+			case interface{ Unwrap() error }:
+				e = u.Unwrap()
+			default:
+				return false
+			}
+		}
+		return false
+	}
+	return walk(err)
+}

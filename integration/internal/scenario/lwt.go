@@ -20,6 +20,8 @@ type Policy struct {
 	Raw     func(stmt string, args ...any) error // the session, without the Policy
 	Exec    func(ctx context.Context, stmt string, args ...any) error
 	Unknown func(err error) (unknown, conditional bool)
+	// NoConnection: err is the driver's "no connection to send on" (ErrNoConnections).
+	NoConnection func(err error) bool
 }
 
 // ConditionalAfterRefusal: a conditional write (LWT) answered by Unavailable or

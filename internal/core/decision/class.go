@@ -126,6 +126,9 @@ type Driver struct {
 	// The driver's sentinels: no response within its timeout, a connection it closed,
 	// no connection to send on. Nil ones are skipped.
 	NoResponse, ConnectionClosed, NoConnections error
+	// NotSent reports the driver's other errors for a request it sent to no host
+	// (nil: none) — the ScyllaDB fork's host down, no pool, no connection in the pool.
+	NotSent func(err error) bool
 	// ConnectionFailed reports the errors the driver hands every request in flight on
 	// a connection it tears down — too many timeouts, a failed heartbeat, a frame it
 	// cannot read: the request may have been written and applied (nil: none).
@@ -136,7 +139,7 @@ type Driver struct {
 // context ended; a server error; a connection the driver tore down (ConnectionFailed);
 // no response; the connection lost (the driver's closed connection, EOF, reset, broken
 // pipe); no connection (the
-// driver's, or refused); a network timeout; another network error. Unknown errors are
+// driver's, NotSent, or refused); a network timeout; another network error. Unknown errors are
 // ClassFatal.
 func Classify(err error, d Driver) Facts {
 	if err == nil {
@@ -159,7 +162,7 @@ func Classify(err error, d Driver) Facts {
 	case is(d.ConnectionClosed), is(io.EOF), is(io.ErrUnexpectedEOF), is(syscall.ECONNRESET),
 		is(syscall.EPIPE), is(net.ErrClosed):
 		return Facts{Class: ClassConnection}
-	case is(d.NoConnections), is(syscall.ECONNREFUSED):
+	case is(d.NoConnections), d.NotSent != nil && d.NotSent(err), is(syscall.ECONNREFUSED):
 		return Facts{Class: ClassNoHost}
 	}
 	var ne net.Error

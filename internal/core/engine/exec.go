@@ -110,6 +110,22 @@ func (x *Exec) OnError(err error) (retry, nextHost bool) {
 	return true, ev.NextHost
 }
 
+// Again says whether to run the driver's execution again after it failed with err:
+// only when err is the driver finding no connection to send on. The driver asks no
+// retry policy then — nothing was sent — so Again decides it as a failed attempt:
+// counted, reported, backed off (it waits), bounded by the attempt limit and the
+// context. A pool that is refilling (a node restarting, a connection the driver closed
+// after a timeout) is waited for, as any other "nothing applied" error is retried.
+// Adapters loop: for err != nil && x.Again(err) { err = run() }.
+func (x *Exec) Again(err error) bool {
+	if x.e.facts(err).Class != decision.ClassNoHost {
+		return false
+	}
+	x.OnAttempt()
+	retry, _ := x.OnError(err)
+	return retry
+}
+
 // Attempts is the number of failed attempts the policy saw.
 func (x *Exec) Attempts() int {
 	x.mu.Lock()
@@ -165,9 +181,10 @@ func (x *Exec) Unknown(err error, ts int64) (unknown bool, attempts int, logged 
 	// A context that ended mid-attempt: the driver returns ctx.Err() whether or not the
 	// request had been written (the adapter checked the context before sending).
 	inFlight := class == decision.ClassCanceled
+	// An earlier attempt that may have applied the write is remembered (OnError,
+	// HedgeFailed): a last run that found no connection (Again) says nothing of it.
 	mayHave := class.MayHaveApplied() || inFlight || earlier ||
-		f.NothingApplied() && !decision.ProvesNothingApplied(f, x.Verdict) ||
-		class == decision.ClassNoHost && attempts > 0
+		f.NothingApplied() && !decision.ProvesNothingApplied(f, x.Verdict)
 	if !x.Verdict.Writes || !mayHave {
 		return false, 0, nil
 	}
