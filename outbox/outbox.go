@@ -13,12 +13,28 @@ var ErrValue = core.ErrValue
 // process) has the file open.
 var ErrLocked = core.ErrLocked
 
+// ErrNotOutbox is returned by Open for a file that is not an outbox: it is left as it
+// was.
+var ErrNotOutbox = core.ErrNotOutbox
+
+// ErrNoRecord is returned by Drop for an ID that names no record: nothing is dropped.
+var ErrNoRecord = core.ErrNoRecord
+
+// Cut is what Open removed from the end of the file: a torn tail, the part of an append
+// a crash interrupted (never acknowledged: Append returns after fsync). Offset is where
+// it began, Bytes its length; Bytes 0: nothing was cut.
+type Cut = core.Cut
+
+// Entry is one record as List shows it: its ID (for Drop), offset, the time it was
+// recorded, and the write (nil, with Err, when it cannot be decoded).
+type Entry = core.Entry[gocql.BatchType]
+
 // ErrCorrupt is matched by *CorruptError.
 var ErrCorrupt = core.ErrCorrupt
 
-// CorruptError is returned by Open when the file holds a damaged record that
-// is not a torn tail (intact data follows it). The file is left untouched: cutting it
-// there would discard the records after the damage.
+// CorruptError is returned by Open when the file holds damage that is not a torn
+// tail — a damaged record with or without intact data after it, a damaged header. The
+// file is left untouched: cutting it there would discard acknowledged records.
 type CorruptError = core.CorruptError
 
 // Outbox is a retry.Recorder: a local file of idempotent writes whose outcome stayed unknown, kept to be
@@ -44,16 +60,26 @@ type CorruptError = core.CorruptError
 // LOGGED: if the original was logged its atomicity is kept; if it was unlogged the end
 // state is the same (Cassandra skips the batch log for a single-partition batch).
 //
-// Each record is length-prefixed and CRC-32C checked, and Append fsyncs before it
-// returns. A crash in the middle of an append leaves a torn tail, which Open
-// detects and cuts off: records appended before it are intact. Damage followed by intact
-// data is not cut: Open returns an *CorruptError.
+// The file starts with a header (FileHeader); each record is length-prefixed and
+// CRC-32C checked, and Append fsyncs before it returns (the directory too, when the
+// file is new). A crash in the middle of an append leaves a torn tail — a prefix of the
+// last frame, or zeros — which Open cuts off and reports (Cut): every acknowledged
+// record is intact. Any other damage — a flipped bit in a length, a checksum, a
+// payload, the header; the last record included — is an *CorruptError, and the file is
+// left as it was. A path that is not an outbox file is refused (ErrNotOutbox), never
+// truncated.
 //
-// One Outbox at a time may have a file open: Open takes an exclusive lock (flock
-// on path+".lock", on Unix) held until Close, so another process or a second
-// Open gets ErrLocked. Where flock is unavailable the caller must ensure it.
-// Within the process an Outbox is safe for concurrent use, and records appended while
-// Replay runs are kept.
+// One Outbox at a time may have a file open: Open takes an exclusive lock (flock, on
+// Unix) on the file itself, held until Close, so a second Open — in this process or
+// another, through a symlink or a hard link — gets ErrLocked. Opened through a
+// symlink, the outbox is the file the link points to: Replay and Drop rewrite that
+// file and leave the link. Where flock is unavailable the caller must ensure one
+// Outbox per file. Within the process an Outbox is safe for concurrent use, and
+// records appended while Replay runs are kept.
+//
+// An operator sees the records with List and removes one by its ID with Drop (or
+// `cqlsafe outbox list|drop|replay FILE`): for a record Cassandra rejects on every
+// replay (its table was dropped), which Replay keeps and reports but goes on past.
 //
 // Stored values are those gocql marshals without help, each replayed as a value that
 // marshals to the same bytes: nil, gocql.UnsetValue, bool, string, []byte, every int,
@@ -67,8 +93,12 @@ type Outbox struct {
 	*core.Outbox[gocql.BatchType]
 }
 
-// Open opens (creating) the outbox file at path, locks it, and cuts off a torn
-// tail.
+// Open opens the outbox file at path — creating it with its header, or the file a
+// symlink at path points to —, locks it, and cuts off a torn tail (Cut says what, for
+// the caller to log). A file that is not an outbox (ErrNotOutbox), damage that is not a
+// torn tail (*CorruptError) and a file another Outbox holds (ErrLocked) are errors, and
+// the file is left as it was. A file written by a version before outbox files had a
+// header is read and rewritten with one.
 func Open(path string) (*Outbox, error) {
 	o, err := core.Open(path, gocqlDriver)
 	if err != nil {
@@ -76,3 +106,17 @@ func Open(path string) (*Outbox, error) {
 	}
 	return &Outbox{o}, nil
 }
+
+// Cut says what Open cut off the end of the file: a torn tail (see Cut), for the caller
+// to log. The zero Cut: nothing was cut.
+func (o *Outbox) Cut() Cut { return o.Outbox.Cut() }
+
+// List returns the records in the file, oldest first, each with the ID Drop takes.
+func (o *Outbox) List() ([]Entry, error) { return o.Outbox.List() }
+
+// Drop removes the records with these IDs (from List) and returns how many it removed;
+// an ID that names no record is an error (ErrNoRecord) and nothing is removed. A
+// dropped write is never replayed: for a record an operator settled another way, or
+// that Cassandra rejects on every replay (its table was dropped — Replay keeps it and
+// goes on past it).
+func (o *Outbox) Drop(ids ...string) (int, error) { return o.Outbox.Drop(ids...) }

@@ -1,7 +1,6 @@
 package outbox
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -120,58 +119,6 @@ func TestOutboxAppendRefusesNonIdempotent(t *testing.T) {
 	}
 	if got := pendingTimestamps(t, o); len(got) != 0 {
 		t.Fatalf("%d records stored", len(got))
-	}
-}
-
-// TestOutboxDamage: a torn tail (cut header, cut payload, zero-filled blocks) is cut
-// off at open; damage with intact records after it is reported, and the file is left
-// as it was.
-func TestOutboxDamage(t *testing.T) {
-	good := append(frame([]byte(`{"ts":1,"stmts":[{"cql":"INSERT INTO a (k) VALUES (1)"}]}`)),
-		frame([]byte(`{"ts":2,"stmts":[{"cql":"INSERT INTO a (k) VALUES (2)"}]}`))...)
-	rec3 := frame([]byte(`{"ts":3,"stmts":[{"cql":"INSERT INTO a (k) VALUES (3)"}]}`))
-	flipped := append([]byte(nil), rec3...)
-	flipped[20] ^= 0x40
-	cat := func(bs ...[]byte) []byte { return bytes.Join(bs, nil) }
-	for _, c := range []struct {
-		name    string
-		file    []byte
-		corrupt bool
-	}{
-		{"torn header", cat(good, rec3[:5]), false},
-		{"torn payload", cat(good, rec3[:len(rec3)-3]), false},
-		{"zero-filled last record", cat(good, make([]byte, len(rec3))), false},
-		{"zeros to the end", cat(good, make([]byte, 5000)), false},
-		{"bad checksum, last record", cat(good, flipped), false},
-		{"bad checksum, data after", cat(good, flipped, rec3), true},
-		{"garbage, data after", cat(good, []byte("garbage!garbage!"), rec3), true},
-		{"garbage length at the end", cat(good, []byte("garbage!garbage!")), true},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "outbox")
-			if err := os.WriteFile(path, c.file, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			o, err := Open(path)
-			after, _ := os.ReadFile(path)
-			if c.corrupt {
-				var ce *CorruptError
-				if !errors.Is(err, ErrCorrupt) || !errors.As(err, &ce) || ce.Offset != int64(len(good)) {
-					t.Fatalf("open: %v, want corrupt at %d", err, len(good))
-				}
-				if !bytes.Equal(after, c.file) {
-					t.Fatal("open changed a corrupt file")
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer o.Close()
-			if got := pendingTimestamps(t, o); !reflect.DeepEqual(got, []int64{1, 2}) || !bytes.Equal(after, good) {
-				t.Fatalf("pending %v, file %d bytes; want [1 2] and %d bytes", got, len(after), len(good))
-			}
-		})
 	}
 }
 

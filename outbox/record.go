@@ -8,7 +8,9 @@ import (
 
 	"github.com/gocql/gocql"
 
+	"github.com/cqlsafe/cqlsafe/internal/core/decision"
 	core "github.com/cqlsafe/cqlsafe/internal/core/outbox"
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 	"github.com/cqlsafe/cqlsafe/retry"
 )
 
@@ -40,6 +42,10 @@ var gocqlDriver = &core.Driver[gocql.BatchType]{
 	},
 	BatchTypes: map[gocql.BatchType]string{gocql.LoggedBatch: "logged", gocql.UnloggedBatch: "unlogged", gocql.CounterBatch: "counter"},
 	Logged:     gocql.LoggedBatch, Unlogged: gocql.UnloggedBatch, Counter: gocql.CounterBatch,
+	Rejected: func(err error) bool {
+		code, _, ok := cqlvalue.RequestError(err) // the fork's untyped errors too
+		return ok && decision.Rejected(code)
+	},
 }
 
 // The core's names, as this package's tests use them.
@@ -66,6 +72,6 @@ func decodeRecord(payload []byte) (*retry.OutcomeUnknownError, gocql.BatchType, 
 func replayable(e *retry.OutcomeUnknownError, typ gocql.BatchType) error {
 	return gocqlDriver.Replayable(e, typ)
 }
-func scanRecords(r io.Reader, size int64) ([]rawRecord, int64, bool, error) {
-	return core.ScanRecords(r, size)
+func scanRecords(r io.ReaderAt, from, size int64) ([]rawRecord, int64, bool, error) {
+	return core.ScanRecords(r, from, size)
 }

@@ -34,7 +34,7 @@ func FuzzOutboxRecord(f *testing.F) {
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 1, 2, 3, 4, 5})
 	f.Add([]byte(`{"ts":1,"stmts":[{"cql":"x","values":[{"t":"int8","v":"-8"},{"t":"uint64","v":"1"},{"t":"bool","v":"1"},{"t":"duration","v":"3"}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		recs, good, _, err := scanRecords(bytes.NewReader(data), int64(len(data)))
+		recs, good, _, err := scanRecords(bytes.NewReader(data), 0, int64(len(data)))
 		if err != nil || good > int64(len(data)) {
 			t.Fatalf("scan: good %d of %d, %v", good, len(data), err)
 		}

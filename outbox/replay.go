@@ -28,9 +28,14 @@ func ReportTo(r *ReplayReport) ReplayOption { return core.ReportTo(r) }
 //
 // A record Replay will not send stays in the outbox and is reported in the error, and
 // Replay goes on with the next: one that p classifies not idempotent or a COUNTER batch
-// (errors.Is retry.ErrNotIdempotent), or one it cannot decode. On the first write that fails
-// (or when ctx is done) it stops, keeping that record and the rest: a later Replay
-// re-sends them, which is harmless (same statements, same timestamps).
+// (errors.Is retry.ErrNotIdempotent), one it cannot decode, and one Cassandra rejects —
+// invalid (its table or column was dropped, a type changed), syntax, unauthorized,
+// configuration — which would fail the same way on every replay (ReplayReport.Rejected;
+// an operator drops it with Drop). Going on past a record is safe: each carries its own
+// timestamp, so the order records are applied in does not change what Cassandra holds.
+// On any other failure (Cassandra unreachable, timeouts) or when ctx is done it stops,
+// keeping that record and the rest: a later Replay re-sends them, which is harmless
+// (same statements, same timestamps).
 //
 // Writes with a TTL are replayed with what remains of it (see the package doc), and a
 // record whose every write has run out of TTL is removed without being sent

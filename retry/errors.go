@@ -24,6 +24,11 @@ var ErrBatchLogged = engine.ErrBatchLogged
 // and nothing can judge, pin or record them. Bind the values on the query instead.
 var ErrUnboundValues = engine.ErrUnboundValues
 
+// ErrNotRecorded is matched by an *OutcomeUnknownError whose write the Policy's outbox
+// could not record (its RecordErr says why: a full disk, a closed outbox): nothing will
+// replay it. A recorded one has Recorded set.
+var ErrNotRecorded = engine.ErrNotRecorded
+
 // ErrNondeterministic is returned by Exec inside Do when a re-run of the function issues
 // a different statement at a step than the first run did.
 var ErrNondeterministic = engine.ErrNondeterministic

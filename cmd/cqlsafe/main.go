@@ -6,6 +6,7 @@
 //	cqlsafe tombstone list|plan|undelete    inspect and undo recoverable deletes
 //	cqlsafe migrate check|backfill|status|verify  change a table's key format (keymigrate)
 //	cqlsafe vet [--json] [--schema F] [pkgs] Go code that writes to Cassandra unsafely
+//	cqlsafe outbox list|drop|replay FILE     see, drop and replay an outbox's records
 //
 // Without --hosts (or CQLSAFE_CASSANDRA_HOSTS), demo starts a throwaway Cassandra through
 // the integration harness (testcontainers-go, image CQLSAFE_CASSANDRA_IMAGE).
@@ -35,6 +36,7 @@ usage:
                                      change a table's key format: many workers, leases in Cassandra
   cqlsafe vet [--json] [--schema FILE.cql] [packages]
                                      find Go code that writes to Cassandra unsafely
+  cqlsafe outbox list|drop|replay FILE see, drop and replay the records of an outbox file
   cqlsafe help                         this text
 
 Run "cqlsafe COMMAND --help" for a command's flags.
@@ -67,6 +69,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = runVet(ctx, args[1:], stdout, stderr)
 	case "migrate":
 		err = runMigrate(ctx, args[1:], stdout, stderr)
+	case "outbox":
+		err = runOutbox(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/big"
 	"slices"
 	"sort"
 	"strconv"
@@ -41,7 +42,7 @@ func runTombstone(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	var cf connFlags
 	cf.register(fs, "keyspace of the table (required)")
 	table := fs.String("table", "", "the table whose row was deleted (required)")
-	key := fs.String("key", "", "the row's primary key: col=value,... (required)")
+	key := fs.String("key", "", "the row's primary key: col=value,... (required; quote a value with a comma: col='a,b')")
 	store := fs.String("store", "tombstones", "the tombstone table, in the same keyspace")
 	command := fs.String("command", "", "the command id whose delete to undo (plan, undelete)")
 	yes := fs.Bool("yes", false, "undelete without asking")
@@ -127,21 +128,23 @@ func runTombstone(ctx context.Context, args []string, stdin io.Reader, stdout, s
 }
 
 // parseKey turns "col=value,..." into typed key values for the table's key columns.
+// Spaces around names and values are ignored; a value with a comma, a leading or
+// trailing space or a quote is written in single quotes, CQL-style ('it”s, here').
 func parseKey(t *overwrite.Table, s string) (map[string]any, error) {
+	pairs, err := splitKey(s)
+	if err != nil {
+		return nil, fmt.Errorf("--key: %w", err)
+	}
 	out := map[string]any{}
-	for _, part := range strings.Split(s, ",") {
-		name, val, ok := strings.Cut(part, "=")
+	for _, kv := range pairs {
+		c, ok := t.Column(kv[0])
 		if !ok {
-			return nil, fmt.Errorf("--key: %q is not col=value", part)
-		}
-		c, ok := t.Column(strings.TrimSpace(name))
-		if !ok {
-			return nil, fmt.Errorf("--key: %s.%s has no column %q", t.Keyspace, t.Name, name)
+			return nil, fmt.Errorf("--key: %s.%s has no column %q", t.Keyspace, t.Name, kv[0])
 		}
 		if _, dup := out[c.Name]; dup {
 			return nil, fmt.Errorf("--key: %q given twice", c.Name)
 		}
-		v, err := parseValue(c, val)
+		v, err := parseValue(c, kv[1])
 		if err != nil {
 			return nil, fmt.Errorf("--key %s: %v", c.Name, err)
 		}
@@ -168,20 +171,100 @@ func parseKey(t *overwrite.Table, s string) (map[string]any, error) {
 	return out, nil
 }
 
+// splitKey splits "a=1, b='x,y'" into name/value pairs: names and unquoted values
+// trimmed, quoted values as written between the quotes (” is one quote).
+func splitKey(s string) ([][2]string, error) {
+	var out [][2]string
+	for i := 0; ; {
+		eq := strings.IndexByte(s[i:], '=')
+		if eq < 0 {
+			return nil, fmt.Errorf("%q is not col=value", strings.TrimSpace(s[i:]))
+		}
+		name := strings.TrimSpace(s[i : i+eq])
+		if name == "" || strings.ContainsAny(name, ",'") {
+			return nil, fmt.Errorf("%q is not col=value", strings.TrimSpace(s[i:i+eq+1]))
+		}
+		i += eq + 1
+		for i < len(s) && s[i] == ' ' {
+			i++
+		}
+		var val string
+		if i < len(s) && s[i] == '\'' {
+			var b strings.Builder
+			j := i + 1
+			for ; ; j++ {
+				if j >= len(s) {
+					return nil, fmt.Errorf("%s: the quote opened at %q is not closed", name, s[i:])
+				}
+				if s[j] == '\'' {
+					if j+1 < len(s) && s[j+1] == '\'' {
+						b.WriteByte('\'')
+						j++
+						continue
+					}
+					break
+				}
+				b.WriteByte(s[j])
+			}
+			val, i = b.String(), j+1
+			for i < len(s) && s[i] == ' ' {
+				i++
+			}
+			if i < len(s) && s[i] != ',' {
+				return nil, fmt.Errorf("%s: text after the closing quote: %q", name, s[i:])
+			}
+		} else {
+			end := strings.IndexByte(s[i:], ',')
+			if end < 0 {
+				end = len(s) - i
+			}
+			val = strings.TrimSpace(s[i : i+end])
+			if strings.Contains(val, "'") {
+				return nil, fmt.Errorf("%s: a value with a quote is written in quotes: '%s'", name, strings.ReplaceAll(val, "'", "''"))
+			}
+			i += end
+		}
+		out = append(out, [2]string{name, val})
+		if i >= len(s) {
+			return out, nil
+		}
+		i++ // the comma
+	}
+}
+
+// parseValue parses a key value for column c as the driver must bind it: a float as
+// float32, a timestamp refused when it has digits below the millisecond (Cassandra
+// keeps milliseconds: the row named would be another), a varint of any size.
 func parseValue(c overwrite.Column, s string) (any, error) {
 	switch c.Type.Type() {
 	case gocql.TypeVarchar, gocql.TypeText, gocql.TypeAscii:
 		return s, nil
-	case gocql.TypeInt, gocql.TypeBigInt, gocql.TypeSmallInt, gocql.TypeTinyInt, gocql.TypeVarint:
+	case gocql.TypeInt, gocql.TypeBigInt, gocql.TypeSmallInt, gocql.TypeTinyInt:
 		return strconv.ParseInt(s, 10, 64)
+	case gocql.TypeVarint:
+		n, ok := new(big.Int).SetString(s, 10)
+		if !ok {
+			return nil, fmt.Errorf("%q is not an integer", s)
+		}
+		return n, nil
 	case gocql.TypeBoolean:
 		return strconv.ParseBool(s)
-	case gocql.TypeDouble, gocql.TypeFloat:
+	case gocql.TypeDouble:
 		return strconv.ParseFloat(s, 64)
+	case gocql.TypeFloat:
+		f, err := strconv.ParseFloat(s, 32)
+		return float32(f), err
 	case gocql.TypeUUID, gocql.TypeTimeUUID:
 		return gocql.ParseUUID(s)
 	case gocql.TypeTimestamp:
-		return time.Parse(time.RFC3339Nano, s)
+		ts, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return nil, err
+		}
+		if ts.Nanosecond()%int(time.Millisecond) != 0 {
+			return nil, fmt.Errorf("%s: a timestamp holds milliseconds; this names no row (write %s)", s, ts.Truncate(time.Millisecond).Format("2006-01-02T15:04:05.000Z07:00"))
+		}
+		return ts, nil
 	case gocql.TypeBlob:
 		return hex.DecodeString(strings.TrimPrefix(s, "0x"))
 	}

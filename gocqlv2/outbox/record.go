@@ -1,11 +1,13 @@
 package outbox
 
 import (
+	"errors"
 	"math/big"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 	"gopkg.in/inf.v0"
 
+	"github.com/cqlsafe/cqlsafe/internal/core/decision"
 	core "github.com/cqlsafe/cqlsafe/internal/core/outbox"
 )
 
@@ -37,4 +39,8 @@ var gocqlDriver = &core.Driver[gocql.BatchType]{
 	},
 	BatchTypes: map[gocql.BatchType]string{gocql.LoggedBatch: "logged", gocql.UnloggedBatch: "unlogged", gocql.CounterBatch: "counter"},
 	Logged:     gocql.LoggedBatch, Unlogged: gocql.UnloggedBatch, Counter: gocql.CounterBatch,
+	Rejected: func(err error) bool {
+		var re gocql.RequestError
+		return errors.As(err, &re) && decision.Rejected(re.Code())
+	},
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cqlsafe/cqlsafe/integration/faultproxy"
 	"github.com/cqlsafe/cqlsafe/integration/harness"
+	"github.com/cqlsafe/cqlsafe/integration/internal/scenario"
 	"github.com/cqlsafe/cqlsafe/outbox"
 	"github.com/cqlsafe/cqlsafe/retry"
 )
@@ -635,4 +636,34 @@ func TestOutboxReplay(t *testing.T) {
 	if v != "newer" || wt != ou.Timestamp+10 {
 		t.Fatalf("after replay v=%q writetime=%d; the newer write must survive", v, wt)
 	}
+}
+
+// TestOutboxPoisonRecord: scenario.PoisonRecord on gocql v1.7.
+func TestOutboxPoisonRecord(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	s, _ := proxied(t, ks, 5*time.Second)
+	o, err := outbox.Open(filepath.Join(t.TempDir(), "outbox"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	scenario.PoisonRecord(t, s0, scenario.Outbox{
+		Record: func(cql string, args []any, ts int64) error {
+			return o.Append(&retry.OutcomeUnknownError{Statements: []retry.Statement{{CQL: cql, Values: args}}, Timestamp: ts, Idempotent: true})
+		},
+		Replay: func(ctx context.Context) (int, int, int, error) {
+			var rep outbox.ReplayReport
+			n, err := o.Replay(ctx, s, nil, outbox.ReportTo(&rep))
+			return n, rep.Rejected, rep.Kept, err
+		},
+		IDs: func() ([]string, error) {
+			list, err := o.List()
+			var ids []string
+			for _, e := range list {
+				ids = append(ids, e.ID)
+			}
+			return ids, err
+		},
+		Drop: o.Drop,
+	})
 }

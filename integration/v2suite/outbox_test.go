@@ -11,6 +11,7 @@ import (
 	"github.com/cqlsafe/cqlsafe/gocqlv2/retry"
 	"github.com/cqlsafe/cqlsafe/integration/faultproxy"
 	"github.com/cqlsafe/cqlsafe/integration/harness"
+	"github.com/cqlsafe/cqlsafe/integration/internal/scenario"
 )
 
 // TestV2OutboxReplay: with one attempt and a dropped response, an idempotent insert
@@ -63,4 +64,34 @@ func TestV2OutboxReplay(t *testing.T) {
 	if err := s0.Query(`SELECT items FROM l WHERE id = 1`).Scan(&items); err != nil || len(items) != 1 {
 		t.Fatalf("list: %v (%v), want the one append", items, err)
 	}
+}
+
+// TestV2OutboxPoisonRecord: scenario.PoisonRecord on the v2 driver.
+func TestV2OutboxPoisonRecord(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	s, _ := proxied(t, ks, 5*time.Second)
+	o, err := outbox.Open(filepath.Join(t.TempDir(), "outbox"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	scenario.PoisonRecord(t, s0, scenario.Outbox{
+		Record: func(cql string, args []any, ts int64) error {
+			return o.Append(&retry.OutcomeUnknownError{Statements: []retry.Statement{{CQL: cql, Values: args}}, Timestamp: ts, Idempotent: true})
+		},
+		Replay: func(ctx context.Context) (int, int, int, error) {
+			var rep outbox.ReplayReport
+			n, err := o.Replay(ctx, s, nil, outbox.ReportTo(&rep))
+			return n, rep.Rejected, rep.Kept, err
+		},
+		IDs: func() ([]string, error) {
+			list, err := o.List()
+			var ids []string
+			for _, e := range list {
+				ids = append(ids, e.ID)
+			}
+			return ids, err
+		},
+		Drop: o.Drop,
+	})
 }

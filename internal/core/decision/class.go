@@ -73,6 +73,18 @@ const (
 	CodeCASWriteUnknown = 0x1700
 )
 
+// Rejected reports a server error code that says the statement itself was refused —
+// syntax (0x2000), unauthorized (0x2100), invalid (0x2200: an unknown table or column,
+// a value of the wrong type), configuration (0x2300) —: sent again unchanged, it fails
+// the same way.
+func Rejected(code int) bool {
+	switch code {
+	case 0x2000, 0x2100, 0x2200, 0x2300:
+		return true
+	}
+	return false
+}
+
 // SerialConsistency reports SERIAL (0x0008) or LOCAL_SERIAL (0x0009), as the native
 // protocol numbers consistency levels.
 func SerialConsistency(c uint16) bool { return c == 0x0008 || c == 0x0009 }

@@ -14,6 +14,7 @@ var (
 	ErrBatchLogged      = errors.New("retry: logged batch is in the batch log and will be applied")
 	ErrNondeterministic = errors.New("retry: the function given to Do issued different statements on re-run")
 	ErrClockSkew        = errors.New("retry: clock skew")
+	ErrNotRecorded      = errors.New("retry: the outbox could not record the write")
 	ErrUnboundValues    = errors.New("retry: a write's values come from a binder called on every send (Session.Bind, Batch.Bind): they cannot be judged, pinned or recorded; bind them with Session.Query(stmt, values...) or Batch.Query")
 )
 
@@ -40,6 +41,12 @@ type OutcomeUnknownError[B any] struct {
 	Conditional bool
 	Attempts    int
 	Err         error // the last error
+	// Recorded: the Policy's outbox holds the write, to be replayed (Outbox.Replay).
+	Recorded bool
+	// RecordErr: the Policy has an outbox and the write is repeatable, but the append
+	// failed (a full disk, a closed outbox): no outbox holds it, and the caller is the
+	// only one who can still re-apply it. errors.Is(err, ErrNotRecorded) tells.
+	RecordErr error
 }
 
 func (e *OutcomeUnknownError[B]) Error() string {
@@ -55,12 +62,17 @@ func (e *OutcomeUnknownError[B]) Error() string {
 		b.WriteString(", not idempotent: not retried")
 	}
 	fmt.Fprintf(&b, "): %v", e.Err)
+	if e.RecordErr != nil {
+		fmt.Fprintf(&b, " (not recorded: the outbox append failed: %v)", e.RecordErr)
+	}
 	return b.String()
 }
 
-// Is matches ErrOutcomeUnknown, and ErrNotIdempotent when the write is not repeatable.
+// Is matches ErrOutcomeUnknown, ErrNotIdempotent when the write is not repeatable, and
+// ErrNotRecorded when the outbox append failed.
 func (e *OutcomeUnknownError[B]) Is(target error) bool {
-	return target == ErrOutcomeUnknown || (target == ErrNotIdempotent && !e.Idempotent)
+	return target == ErrOutcomeUnknown || (target == ErrNotIdempotent && !e.Idempotent) ||
+		(target == ErrNotRecorded && e.RecordErr != nil)
 }
 
 // Unwrap returns the last error.

@@ -217,7 +217,9 @@ func Outcome[B any](x *Exec, err error, ts int64, batch bool, bt B, stmts []Stat
 		Idempotent: v.Idempotent, Reasons: slices.Clone(v.Reasons), Conditional: v.Conditional, Attempts: attempts, Err: err}
 	if record != nil && v.Idempotent {
 		if oerr := record(ou); oerr != nil {
-			return fmt.Errorf("%w (and the outbox append failed: %w)", ou, oerr)
+			ou.RecordErr = oerr
+		} else {
+			ou.Recorded = true
 		}
 	}
 	return ou

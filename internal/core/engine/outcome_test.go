@@ -33,3 +33,36 @@ func TestOutcomeUnknownOwnsItsValues(t *testing.T) {
 		t.Errorf("the error's values follow the caller's: %v", got)
 	}
 }
+
+// TestOutcomeSaysWhetherRecorded: an unknown outcome the outbox recorded says so; one
+// whose append failed matches ErrNotRecorded and carries the append's error — nothing
+// will replay it — while still being the outcome-unknown error with its fields.
+func TestOutcomeSaysWhetherRecorded(t *testing.T) {
+	lost := errors.New("no response")
+	e := New(&Config{}, func(err error) decision.Facts {
+		if errors.Is(err, lost) {
+			return decision.Facts{Class: decision.ClassClientTimeout}
+		}
+		return decision.Facts{}
+	})
+	stmts := []Statement{{CQL: "INSERT INTO t (id) VALUES (1)"}}
+	full := errors.New("no space left on device")
+	for _, c := range []struct {
+		name     string
+		record   func(*OutcomeUnknownError[int]) error
+		recorded bool
+	}{
+		{"recorded", func(*OutcomeUnknownError[int]) error { return nil }, true},
+		{"append failed", func(*OutcomeUnknownError[int]) error { return full }, false},
+	} {
+		x := e.NewExec(context.Background(), verdict.Classify(stmts[0].CQL), "INSERT")
+		err := Outcome(x, lost, 5, false, 0, stmts, c.record)
+		var ou *OutcomeUnknownError[int]
+		if !errors.As(err, &ou) || !errors.Is(err, ErrOutcomeUnknown) {
+			t.Fatalf("%s: %v, want *OutcomeUnknownError", c.name, err)
+		}
+		if ou.Recorded != c.recorded || errors.Is(err, ErrNotRecorded) == c.recorded || (ou.RecordErr == full) == c.recorded {
+			t.Errorf("%s: Recorded %v, RecordErr %v, ErrNotRecorded %v", c.name, ou.Recorded, ou.RecordErr, errors.Is(err, ErrNotRecorded))
+		}
+	}
+}

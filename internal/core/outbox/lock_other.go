@@ -2,14 +2,10 @@
 
 package outbox
 
-import "io"
+import "os"
 
 // OutboxLocks says Open locks the file against other processes.
 const OutboxLocks = false
 
-// lockOutbox: no flock on this platform; the caller must ensure a single Outbox per file.
-func lockOutbox(string) (io.Closer, error) { return nopCloser{}, nil }
-
-type nopCloser struct{}
-
-func (nopCloser) Close() error { return nil }
+// lockFile: no flock on this platform; the caller must ensure a single Outbox per file.
+func lockFile(*os.File) error { return nil }

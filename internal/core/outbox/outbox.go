@@ -2,13 +2,21 @@ package outbox
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/cqlsafe/cqlsafe/internal/core/engine"
 )
@@ -23,16 +31,23 @@ var ErrLocked = errors.New("outbox: is open elsewhere")
 // ErrCorrupt is matched by *CorruptError.
 var ErrCorrupt = errors.New("outbox: file is corrupt")
 
-// CorruptError is returned by Open when the file holds a damaged record that
-// is not a torn tail (intact data follows it). The file is left untouched: cutting it
-// there would discard the records after the damage.
+// CorruptError is returned by Open when the file holds damage that is not a torn tail:
+// a damaged record with intact data after it, a damaged last record (a torn append
+// leaves a prefix of its frame, never a whole frame that fails its checksum), a damaged
+// header. The file is left untouched: cutting it there would discard acknowledged
+// records. Reason says what was found.
 type CorruptError struct {
 	Path   string
-	Offset int64 // of the first damaged record
+	Offset int64 // of the first damaged record (or of the header's damage)
+	Reason string
 }
 
 func (e *CorruptError) Error() string {
-	return fmt.Sprintf("outbox: %s is corrupt at offset %d (not a torn tail: data follows)", e.Path, e.Offset)
+	why := e.Reason
+	if why == "" {
+		why = "a damaged record, not a torn tail"
+	}
+	return fmt.Sprintf("outbox: %s is corrupt at offset %d (%s); it is left as it was", e.Path, e.Offset, why)
 }
 
 // Is makes errors.Is(err, ErrCorrupt) true.
@@ -61,16 +76,26 @@ func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 // LOGGED: if the original was logged its atomicity is kept; if it was unlogged the end
 // state is the same (Cassandra skips the batch log for a single-partition batch).
 //
-// Each record is length-prefixed and CRC-32C checked, and Append fsyncs before it
-// returns. A crash in the middle of an append leaves a torn tail, which Open
-// detects and cuts off: records appended before it are intact. Damage followed by intact
-// data is not cut: Open returns an *CorruptError.
+// The file starts with a header (FileHeader); each record is length-prefixed and
+// CRC-32C checked, and Append fsyncs before it returns (the directory too, when the
+// file is new). A crash in the middle of an append leaves a torn tail — a prefix of the
+// last frame, or zeros — which Open cuts off and reports (Cut): every acknowledged
+// record is intact. Any other damage — a flipped bit in a length, a checksum, a
+// payload, the header; the last record included — is an *CorruptError, and the file is
+// left as it was. A path that is not an outbox file is refused (ErrNotOutbox), never
+// truncated.
 //
-// One Outbox at a time may have a file open: Open takes an exclusive lock (flock
-// on path+".lock", on Unix) held until Close, so another process or a second
-// Open gets ErrLocked. Where flock is unavailable the caller must ensure it.
-// Within the process an Outbox is safe for concurrent use, and records appended while
-// Replay runs are kept.
+// One Outbox at a time may have a file open: Open takes an exclusive lock (flock, on
+// Unix) on the file itself, held until Close, so a second Open — in this process or
+// another, through a symlink or a hard link — gets ErrLocked. Opened through a
+// symlink, the outbox is the file the link points to: Replay and Drop rewrite that
+// file and leave the link. Where flock is unavailable the caller must ensure one
+// Outbox per file. Within the process an Outbox is safe for concurrent use, and
+// records appended while Replay runs are kept.
+//
+// An operator sees the records with List and removes one by its ID with Drop (or
+// `cqlsafe outbox list|drop|replay FILE`): for a record Cassandra rejects on every
+// replay (its table was dropped), which Replay keeps and reports but goes on past.
 //
 // Stored values are those gocql marshals without help, each replayed as a value that
 // marshals to the same bytes: nil, gocql.UnsetValue, bool, string, []byte, every int,
@@ -83,47 +108,113 @@ func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 type Outbox[B comparable] struct {
 	d *Driver[B]
 
-	replayMu sync.Mutex // one Replay at a time: each rewrites the file
+	replayMu sync.Mutex // one Replay or Drop at a time: each rewrites the file
 
 	mu   sync.Mutex // guards f and size
-	path string
-	f    *os.File
-	size int64 // end of the last intact record: where the next append goes
-	lock io.Closer
+	path string     // as given, for errors
+	real string     // the file path resolves to: what a rewrite replaces
+	f    *os.File   // also the lock (flock on the file itself)
+	size int64      // end of the last intact record: where the next append goes
+	cut  Cut
 }
 
-// Open opens (creating) the outbox file at path, locks it, and cuts off a torn
-// tail.
+// FileHeader opens every outbox file: a magic text and the format version (1).
+const FileHeader = "CQLSAFE OUTBOX\x00\x01"
+
+// ErrNotOutbox is returned by Open for a file that is not an outbox (no header, and not
+// a file of an earlier version): it is left as it was.
+var ErrNotOutbox = errors.New("outbox: not an outbox file")
+
+// Cut is what Open removed from the end of the file: a torn tail, the part of an append
+// that a crash interrupted — never acknowledged, since Append returns after fsync.
+// Bytes 0: nothing was cut.
+type Cut struct {
+	Offset int64 // where the torn tail began
+	Bytes  int64 // how many bytes were removed
+}
+
+// Cut says what Open cut off the end of the file (see Cut), for the caller to log.
+func (o *Outbox[B]) Cut() Cut { return o.cut }
+
+// Open opens the outbox file at path — creating it with its header, or the file a
+// symlink at path points to —, locks it, and cuts off a torn tail (Cut says what). A
+// file that is not an outbox (ErrNotOutbox), damage that is not a torn tail
+// (*CorruptError) and a file another Outbox holds (ErrLocked) are errors, and the file
+// is left as it was. A file written before outbox files had a header is read, and
+// rewritten with one.
 func Open[B comparable](path string, d *Driver[B]) (*Outbox[B], error) {
-	lock, err := lockOutbox(path + ".lock")
+	real, err := resolve(path)
 	if err != nil {
+		return nil, err
+	}
+	f, created, err := openLocked(real)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*Outbox[B], error) {
+		f.Close()
 		return nil, err
 	}
 	// A temporary file left by a Replay that crashed before its rename: the outbox file
 	// itself is still complete.
-	_ = os.Remove(path + ".tmp")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		lock.Close()
-		return nil, fmt.Errorf("outbox: open: %w", err)
-	}
-	fail := func(err error) (*Outbox[B], error) {
-		f.Close()
-		lock.Close()
-		return nil, err
-	}
+	_ = os.Remove(real + ".tmp")
 	st, err := f.Stat()
 	if err != nil {
 		return fail(fmt.Errorf("outbox: open: %w", err))
 	}
-	_, good, torn, err := ScanRecords(f, st.Size())
+	size := st.Size()
+	head := make([]byte, min(size, int64(len(FileHeader))))
+	if _, err := f.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
+		return fail(fmt.Errorf("outbox: read: %w", err))
+	}
+	o := &Outbox[B]{d: d, path: path, real: real, f: f}
+	start := int64(len(FileHeader))
+	legacy := false
+	switch {
+	case strings.HasPrefix(FileHeader, string(head)) && size < start:
+		// New, or a crash cut the header's first write: nothing was ever acknowledged.
+		if err := o.writeHeader(created || size > 0); err != nil {
+			return fail(err)
+		}
+		return o, nil
+	case string(head) == FileHeader:
+	case string(head[:len(head)-1]) == FileHeader[:len(FileHeader)-1]:
+		return fail(&CorruptError{Path: path, Offset: int64(len(FileHeader)) - 1,
+			Reason: fmt.Sprintf("format %d: this version reads format %d (a file of a newer cqlsafe, or damage)", head[len(head)-1], FileHeader[len(FileHeader)-1])})
+	default:
+		legacy, err = legacyFile(f, size)
+		if err != nil {
+			return fail(fmt.Errorf("outbox: read: %w", err))
+		}
+		if !legacy {
+			// A damaged header with records after it is damage, not another file.
+			if recs, _, _, err := ScanRecords(f, start, max(start, size)); size > start && err == nil && len(recs) > 0 {
+				return fail(&CorruptError{Path: path, Offset: 0, Reason: "the header is damaged; intact records follow it"})
+			}
+			return fail(fmt.Errorf("%w: %s (%d bytes, no outbox header)", ErrNotOutbox, path, size))
+		}
+		start = 0
+	}
+	recs, good, torn, err := ScanRecords(f, start, size)
 	if err != nil {
 		return fail(fmt.Errorf("outbox: read: %w", err))
 	}
-	if good < st.Size() {
+	if good < size {
 		if !torn {
-			return fail(&CorruptError{Path: path, Offset: good})
+			return fail(&CorruptError{Path: path, Offset: good, Reason: "a damaged record, not a torn tail"})
 		}
+		o.cut = Cut{Offset: good, Bytes: size - good}
+	}
+	if legacy {
+		// Rewritten with a header (and without the torn tail): the same records.
+		o.size = good
+		if err := o.rewriteLocked(recs, good); err != nil {
+			return fail(err)
+		}
+		return o, nil
+	}
+	o.size = good
+	if good < size {
 		if err := f.Truncate(good); err != nil {
 			return fail(fmt.Errorf("outbox: cut torn tail: %w", err))
 		}
@@ -131,7 +222,105 @@ func Open[B comparable](path string, d *Driver[B]) (*Outbox[B], error) {
 			return fail(fmt.Errorf("outbox: fsync: %w", err))
 		}
 	}
-	return &Outbox[B]{d: d, path: path, f: f, size: good, lock: lock}, nil
+	return o, nil
+}
+
+// writeHeader starts an empty outbox file: the header, fsynced, and the directory
+// fsynced when the file is new, so that records acknowledged later cannot vanish with
+// the file's directory entry on a power loss.
+func (o *Outbox[B]) writeHeader(syncDirectory bool) error {
+	if err := o.f.Truncate(0); err != nil {
+		return fmt.Errorf("outbox: create: %w", err)
+	}
+	if _, err := o.f.WriteAt([]byte(FileHeader), 0); err != nil {
+		return fmt.Errorf("outbox: create: %w", err)
+	}
+	if err := o.f.Sync(); err != nil {
+		return fmt.Errorf("outbox: fsync: %w", err)
+	}
+	if syncDirectory {
+		if err := syncDir(filepath.Dir(o.real)); err != nil {
+			return fmt.Errorf("outbox: create: sync directory: %w", err)
+		}
+	}
+	o.size = int64(len(FileHeader))
+	return nil
+}
+
+// resolve is the file path names: path itself, or the file a symlink at path points
+// to, so that a rewrite replaces that file and leaves the link. A symlink to nothing
+// is refused: what it should create is not clear.
+func resolve(path string) (string, error) {
+	if path == "" {
+		return "", errors.New("outbox: empty path")
+	}
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return path, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("outbox: open: %w", err)
+	}
+	if fi.Mode()&fs.ModeSymlink == 0 {
+		if !fi.Mode().IsRegular() {
+			return "", fmt.Errorf("%w: %s is not a regular file", ErrNotOutbox, path)
+		}
+		return path, nil
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", fmt.Errorf("outbox: open: symlink %s: %w", path, err)
+	}
+	if fi, err := os.Stat(real); err == nil && !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%w: %s is not a regular file", ErrNotOutbox, real)
+	}
+	return real, nil
+}
+
+// openLocked opens (creating) the file at real and locks it. A Replay elsewhere may
+// rename a new file over it between the open and the lock; the lock then guards a file
+// no one else will open, so it is taken again on the file the path names now.
+func openLocked(real string) (f *os.File, created bool, err error) {
+	for range 20 {
+		_, serr := os.Lstat(real)
+		created = errors.Is(serr, fs.ErrNotExist)
+		f, err = os.OpenFile(real, os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, false, fmt.Errorf("outbox: open: %w", err)
+		}
+		if err := lockFile(f); err != nil {
+			f.Close()
+			return nil, false, err
+		}
+		held, err1 := f.Stat()
+		named, err2 := os.Stat(real)
+		if err1 == nil && err2 == nil && os.SameFile(held, named) {
+			return f, created, nil
+		}
+		f.Close()
+	}
+	return nil, false, fmt.Errorf("%w (%s: replaced while opening)", ErrLocked, real)
+}
+
+// legacyFile reports whether f is an outbox written before files had a header: its
+// first bytes are an intact record.
+func legacyFile(f *os.File, size int64) (bool, error) {
+	if size < recordHeader {
+		return false, nil
+	}
+	var hdr [recordHeader]byte
+	if _, err := f.ReadAt(hdr[:], 0); err != nil {
+		return false, err
+	}
+	n := int64(binary.BigEndian.Uint32(hdr[0:4]))
+	if n == 0 || n > maxRecord || recordHeader+n > size {
+		return false, nil
+	}
+	payload := make([]byte, n)
+	if _, err := f.ReadAt(payload, recordHeader); err != nil {
+		return false, err
+	}
+	return payload[0] == '{' && crc32.Checksum(payload, castagnoli) == binary.BigEndian.Uint32(hdr[4:8]), nil
 }
 
 // Close closes the file and releases its lock.
@@ -141,11 +330,8 @@ func (o *Outbox[B]) Close() error {
 	if o.f == nil {
 		return nil
 	}
-	err := o.f.Close()
+	err := o.f.Close() // releases the lock
 	o.f = nil
-	if lerr := o.lock.Close(); err == nil {
-		err = lerr
-	}
 	return err
 }
 
@@ -200,7 +386,7 @@ func (o *Outbox[B]) Snapshot() ([]RawRecord, int64, error) {
 	if o.f == nil {
 		return nil, 0, errors.New("outbox: is closed")
 	}
-	recs, good, _, err := ScanRecords(io.NewSectionReader(o.f, 0, o.size), o.size)
+	recs, good, _, err := ScanRecords(o.f, int64(len(FileHeader)), o.size)
 	if err != nil {
 		return nil, 0, fmt.Errorf("outbox: read: %w", err)
 	}
@@ -228,20 +414,24 @@ func (o *Outbox[B]) Pending() ([]*engine.OutcomeUnknownError[B], error) {
 }
 
 // rewrite replaces the file by keep (records of the snapshot that ends at end, not
-// applied) followed by everything appended after end. It writes a new file and renames
-// it over the old one, so a crash leaves either file whole: at worst applied records
-// come back and are re-sent, which is harmless.
+// applied) followed by everything appended after end. It writes a new file, locks it,
+// and renames it over the old one (the file path resolves to), so a crash leaves either
+// file whole: at worst applied records come back and are re-sent, which is harmless.
 func (o *Outbox[B]) rewrite(keep []RawRecord, end int64) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.f == nil {
 		return errors.New("outbox: is closed")
 	}
+	return o.rewriteLocked(keep, end)
+}
+
+func (o *Outbox[B]) rewriteLocked(keep []RawRecord, end int64) error {
 	tail := make([]byte, o.size-end)
 	if _, err := o.f.ReadAt(tail, end); err != nil && !(errors.Is(err, io.EOF) && len(tail) == 0) {
 		return fmt.Errorf("outbox: read appended records: %w", err)
 	}
-	tmp := o.path + ".tmp"
+	tmp := o.real + ".tmp"
 	nf, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("outbox: rewrite: %w", err)
@@ -251,8 +441,14 @@ func (o *Outbox[B]) rewrite(keep []RawRecord, end int64) error {
 		os.Remove(tmp)
 		return fmt.Errorf("outbox: rewrite: %w", err)
 	}
+	// Locked before it takes the outbox's name: another Open that finds it there finds
+	// it held.
+	if err := lockFile(nf); err != nil {
+		return fail(err)
+	}
 	w := bufio.NewWriter(nf)
-	var size int64
+	w.WriteString(FileHeader)
+	size := int64(len(FileHeader))
 	for _, r := range keep {
 		w.Write(Frame(r.payload))
 		size += r.size()
@@ -265,14 +461,14 @@ func (o *Outbox[B]) rewrite(keep []RawRecord, end int64) error {
 	if err := nf.Sync(); err != nil {
 		return fail(err)
 	}
-	if err := os.Rename(tmp, o.path); err != nil {
+	if err := os.Rename(tmp, o.real); err != nil {
 		return fail(err)
 	}
 	o.f.Close()
 	o.f, o.size = nf, size
 	// The rename must be durable before later appends to the new file are acknowledged,
 	// or a crash could bring back the old file without them.
-	if err := syncDir(filepath.Dir(o.path)); err != nil {
+	if err := syncDir(filepath.Dir(o.real)); err != nil {
 		return fmt.Errorf("outbox: rewrite: sync directory: %w", err)
 	}
 	return nil
@@ -285,4 +481,86 @@ func syncDir(dir string) error {
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// Entry is one record as List shows it, for an operator deciding what to drop.
+type Entry[B comparable] struct {
+	// ID names the record while it is in the file: the first 16 hex digits of the
+	// SHA-256 of its stored form (which holds the time it was recorded).
+	ID       string
+	Offset   int64     // of its frame in the file now
+	Recorded time.Time // when Append stored it
+	Write    *engine.OutcomeUnknownError[B]
+	Err      error // the record cannot be decoded (Write is nil): Replay keeps it, Drop removes it
+}
+
+func recordID(payload []byte) string {
+	sum := sha256.Sum256(payload)
+	return hex.EncodeToString(sum[:8])
+}
+
+// List returns the records in the file, oldest first.
+func (o *Outbox[B]) List() ([]Entry[B], error) {
+	recs, _, err := o.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Entry[B], 0, len(recs))
+	for _, r := range recs {
+		en := Entry[B]{ID: recordID(r.payload), Offset: r.offset}
+		var when struct {
+			Recorded time.Time `json:"recorded"`
+		}
+		_ = json.Unmarshal(r.payload, &when)
+		en.Recorded = when.Recorded
+		en.Write, _, en.Err = o.d.DecodeRecord(r.payload)
+		out = append(out, en)
+	}
+	return out, nil
+}
+
+// ErrNoRecord is returned by Drop for an ID that names no record in the file.
+var ErrNoRecord = errors.New("outbox: no such record")
+
+// Drop removes the records with these IDs (see List) and returns how many it removed.
+// An ID that names no record is an error, and nothing is removed. The write a dropped
+// record holds is then never replayed: for an operator who settled it another way, or
+// whose statement can no longer run (its table was dropped).
+func (o *Outbox[B]) Drop(ids ...string) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	o.replayMu.Lock()
+	defer o.replayMu.Unlock()
+	recs, end, err := o.Snapshot()
+	if err != nil {
+		return 0, err
+	}
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[strings.ToLower(strings.TrimSpace(id))] = false
+	}
+	var keep []RawRecord
+	for _, r := range recs {
+		id := recordID(r.payload)
+		if _, ok := want[id]; ok {
+			want[id] = true
+			continue
+		}
+		keep = append(keep, r)
+	}
+	var missing []string
+	for id, found := range want {
+		if !found {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return 0, fmt.Errorf("%w: %s", ErrNoRecord, strings.Join(missing, ", "))
+	}
+	if err := o.rewrite(keep, end); err != nil {
+		return 0, err
+	}
+	return len(recs) - len(keep), nil
 }

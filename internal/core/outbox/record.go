@@ -47,7 +47,10 @@ type Value struct {
 }
 
 // RawRecord is one framed record as found in the file.
-type RawRecord struct{ payload []byte }
+type RawRecord struct {
+	payload []byte
+	offset  int64 // of its frame, when read from a file
+}
 
 // Payload is the record's JSON.
 func (r RawRecord) Payload() []byte { return r.payload }
@@ -97,6 +100,10 @@ type Driver[B comparable] struct {
 	Values
 	BatchTypes                map[B]string
 	Logged, Unlogged, Counter B
+	// Rejected reports an error of a replayed write that the record itself causes and a
+	// retry cannot mend: Cassandra refused the statement (invalid, syntax, unauthorized,
+	// configuration) or a value would not marshal. Replay goes on past such a record.
+	Rejected func(err error) bool
 }
 
 // DecodeRecord parses a stored record back into the write it describes and its batch
@@ -137,57 +144,122 @@ func (d *Driver[B]) DecodeRecord(payload []byte) (*engine.OutcomeUnknownError[B]
 	return e, typ, nil
 }
 
-// ScanRecords reads the framed records of r, which holds size bytes. It returns them
+// ScanRecords reads the framed records of r from offset from to size. It returns them
 // with the offset just past the last intact one, and whether what follows it (if
-// anything) looks like a torn tail — a record cut short or zero-filled by a crash in
-// the middle of an append — rather than damage followed by intact data.
-// It reads only the framing and checksums; payloads are decoded by DecodeRecord.
-func ScanRecords(r io.Reader, size int64) (recs []RawRecord, good int64, torn bool, err error) {
-	br := bufio.NewReader(r)
+// anything) is a torn tail (TornTail) rather than damage. It reads only the framing and
+// checksums; payloads are decoded by DecodeRecord.
+func ScanRecords(r io.ReaderAt, from, size int64) (recs []RawRecord, good int64, torn bool, err error) {
+	if from < 0 || from > size {
+		return nil, 0, false, fmt.Errorf("outbox: scan from %d of %d bytes", from, size)
+	}
+	br := bufio.NewReader(io.NewSectionReader(r, from, size-from))
+	good = from
 	var hdr [recordHeader]byte
-	for {
-		rest := size - good
-		if rest == 0 {
-			return recs, good, true, nil
-		}
-		if rest < recordHeader {
-			return recs, good, true, nil
-		}
+	for size-good >= recordHeader {
 		if _, err := io.ReadFull(br, hdr[:]); err != nil {
 			return nil, 0, false, err
 		}
 		n := int64(binary.BigEndian.Uint32(hdr[0:4]))
-		if n > maxRecord {
-			return recs, good, false, nil // Append never writes one: damage, not a torn append
-		}
-		if recordHeader+n > rest {
-			return recs, good, true, nil // an append cut short
+		if n == 0 || n > maxRecord || recordHeader+n > size-good {
+			break
 		}
 		payload := make([]byte, n)
 		if _, err := io.ReadFull(br, payload); err != nil {
 			return nil, 0, false, err
 		}
-		if crc32.Checksum(payload, castagnoli) != binary.BigEndian.Uint32(hdr[4:8]) || n == 0 {
-			// The last record in the file, or zeros to the end: a torn append.
-			torn := recordHeader+n == rest || (isZero(hdr[:]) && isZero(payload) && restZero(br))
-			return recs, good, torn, nil
+		if crc32.Checksum(payload, castagnoli) != binary.BigEndian.Uint32(hdr[4:8]) {
+			break
 		}
-		recs = append(recs, RawRecord{payload: payload})
+		recs = append(recs, RawRecord{payload: payload, offset: good})
 		good += recordHeader + n
 	}
+	if good == size {
+		return recs, good, true, nil
+	}
+	torn, err = tornAt(r, good, size)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	return recs, good, torn, nil
+}
+
+// tornAt judges the bytes of r from off to size, which hold no intact record at off.
+func tornAt(r io.ReaderAt, off, size int64) (bool, error) {
+	if size-off > recordHeader+maxRecord+zeroSlack {
+		// More than one append could leave: a torn tail only if zero-filled.
+		return zerosAt(r, off, size)
+	}
+	b := make([]byte, size-off)
+	if _, err := r.ReadAt(b, off); err != nil && !errors.Is(err, io.EOF) {
+		return false, err
+	}
+	return TornTail(b), nil
+}
+
+// zeroSlack: how far past a cut append zero-filled blocks may reach.
+const zeroSlack = 1 << 20
+
+func zerosAt(r io.ReaderAt, off, size int64) (bool, error) {
+	buf := make([]byte, 32<<10)
+	for off < size {
+		n, err := r.ReadAt(buf[:min(int64(len(buf)), size-off)], off)
+		if !isZero(buf[:n]) {
+			return false, nil
+		}
+		off += int64(n)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return false, err
+		}
+		if n == 0 {
+			break
+		}
+	}
+	return true, nil
+}
+
+// TornTail reports whether b, the end of an outbox file past its last intact record,
+// is what a crash in the middle of one append leaves — which Open cuts — rather than
+// damage to acknowledged records, which it must not cut. An append is one write of one
+// frame, fsynced before it is acknowledged, and frames follow each other, so a crash
+// leaves a prefix of the last frame, or zeros where its blocks had not reached the disk
+// (a power loss). Torn:
+//   - fewer bytes than a frame header;
+//   - zeros at the end — a payload is JSON and ends in '}', never in a zero byte;
+//   - a plausible length that runs past the end of the file, when the bytes there are
+//     not a whole record under a damaged length (their checksum does not match).
+//
+// Never torn: an intact frame anywhere in b (damage with acknowledged data after it),
+// a length that is zero or over the limit, a whole frame whose checksum fails (a flipped
+// bit in the last record).
+func TornTail(b []byte) bool {
+	if len(b) < recordHeader {
+		return true
+	}
+	if frameIn(b, 1) {
+		return false
+	}
+	if b[len(b)-1] == 0 {
+		return true
+	}
+	n := int64(binary.BigEndian.Uint32(b[0:4]))
+	if n == 0 || n > maxRecord || recordHeader+n <= int64(len(b)) {
+		return false
+	}
+	return crc32.Checksum(b[recordHeader:], castagnoli) != binary.BigEndian.Uint32(b[4:8])
+}
+
+// frameIn reports whether an intact frame starts in b at or after from.
+func frameIn(b []byte, from int) bool {
+	for p := from; p+recordHeader < len(b); p++ {
+		n := int(binary.BigEndian.Uint32(b[p : p+4]))
+		if n == 0 || n > maxRecord || n > len(b)-p-recordHeader || b[p+recordHeader] != '{' {
+			continue
+		}
+		if crc32.Checksum(b[p+recordHeader:p+recordHeader+n], castagnoli) == binary.BigEndian.Uint32(b[p+4:p+8]) {
+			return true
+		}
+	}
+	return false
 }
 
 func isZero(b []byte) bool { return len(bytes.Trim(b, "\x00")) == 0 }
-
-func restZero(r io.Reader) bool {
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := r.Read(buf)
-		if !isZero(buf[:n]) {
-			return false
-		}
-		if err != nil {
-			return errors.Is(err, io.EOF)
-		}
-	}
-}

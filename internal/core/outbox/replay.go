@@ -13,6 +13,10 @@ type ReplayReport struct {
 	Applied int // sent and applied, then removed (Replay's count)
 	Expired int // removed unsent: every write in them had a TTL that ran out since the first attempt
 	Kept    int // left in the outbox: refused, failed, or not reached
+	// Of Kept: records Cassandra rejected (Driver.Rejected: the statement is invalid
+	// now — a dropped table or column, a changed type —, or not authorized). Replay goes
+	// on past them; they stay until an operator drops them (Outbox.Drop).
+	Rejected int
 
 	// Of Applied: sent with TTLs shortened by the time since the first attempt.
 	Shortened int
@@ -149,6 +153,16 @@ func (o *Outbox[B]) Replay(ctx context.Context, rep *ReplayReport, apply ApplyFu
 		if err == nil {
 			note, err = apply(ctx, e, typ)
 			if err != nil && !errors.Is(err, engine.ErrNotIdempotent) {
+				if o.d.Rejected != nil && o.d.Rejected(err) {
+					// It will fail this way every time, and it holds no later record
+					// back: each record carries its own timestamp, so the order records
+					// are applied in does not change what Cassandra ends up holding.
+					fail(err)
+					rep.Rejected++
+					keep = append(keep, r)
+					continue
+				}
+				// Cassandra unreachable or failing: the next records would fail too.
 				fail(err)
 				keep = append(keep, recs[i:]...)
 				break
