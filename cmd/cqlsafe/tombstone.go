@@ -129,7 +129,8 @@ func runTombstone(ctx context.Context, args []string, stdin io.Reader, stdout, s
 
 // parseKey turns "col=value,..." into typed key values for the table's key columns.
 // Spaces around names and values are ignored; a value with a comma, a leading or
-// trailing space or a quote is written in single quotes, CQL-style ('it”s, here').
+// trailing space or a quote is written in single quotes, CQL-style, a quote inside
+// doubled.
 func parseKey(t *overwrite.Table, s string) (map[string]any, error) {
 	pairs, err := splitKey(s)
 	if err != nil {
