@@ -173,7 +173,7 @@ func parseKey(t *overwrite.Table, s string) (map[string]any, error) {
 }
 
 // splitKey splits "a=1, b='x,y'" into name/value pairs: names and unquoted values
-// trimmed, quoted values as written between the quotes (” is one quote).
+// trimmed, quoted values as written between the quotes (two quotes are one).
 func splitKey(s string) ([][2]string, error) {
 	var out [][2]string
 	for i := 0; ; {
