@@ -123,7 +123,9 @@ func oldProvesNothingApplied(err error, v Verdict) bool {
 	if !oldNothingApplied(err) {
 		return false
 	}
-	if !v.MultiMutation() {
+	// Changed on purpose (issue 42, item 10): no connection sent nothing, for a
+	// batch or an IN list as for one statement.
+	if !v.MultiMutation() || oldClassifyError(err) == ClassNoHost {
 		return true
 	}
 	return v.LoggedBatch() && oldClassifyError(err) == ClassUnavailable

@@ -61,6 +61,8 @@ func (f Facts) NothingApplied() bool {
 // earlier ones; a logged batch checks every mutation for Unavailable before writing the
 // batch log, while Overloaded can come after the batch log stored it.
 //
+// No connection proves it for every write: the driver sent nothing.
+//
 // A conditional write (LWT) is a Paxos round, and only what stops it before it begins
 // is proof: Unavailable at SERIAL or LOCAL_SERIAL (the prepare phase's replica plan),
 // Bootstrapping, no connection. With legacy Paxos (paxos_variant v1, the default of
@@ -72,6 +74,9 @@ func (f Facts) NothingApplied() bool {
 func ProvesNothingApplied(f Facts, v verdict.Verdict) bool {
 	if !f.NothingApplied() {
 		return false
+	}
+	if f.Class == ClassNoHost {
+		return true // the driver sent nothing: no mutation, whatever the statement holds
 	}
 	if v.Conditional {
 		return f.Class == ClassBootstrapping || f.Class == ClassNoHost || f.Class == ClassUnavailable && f.Serial

@@ -145,3 +145,21 @@ func TestDecisionConditional(t *testing.T) {
 		t.Error("SerialConsistency: SERIAL and LOCAL_SERIAL only")
 	}
 }
+
+// TestDecisionNoConnectionBatch: a driver that found no connection sent nothing —
+// for a batch or an IN list as for one statement (issue 42, item 10: a batch was
+// reported as an unknown outcome, a single statement as not applied).
+func TestDecisionNoConnectionBatch(t *testing.T) {
+	ins := verdict.Classify("INSERT INTO t (id, v) VALUES (?, ?)")
+	for _, v := range []verdict.Verdict{
+		verdict.Batch([]verdict.Verdict{ins, ins}, nil, nil, false, false),
+		verdict.Batch([]verdict.Verdict{ins, ins}, nil, nil, false, true),
+		verdict.Classify("DELETE FROM t WHERE id IN (1, 2)"),
+	} {
+		f := decision.Facts{Class: decision.ClassNoHost}
+		if !decision.ProvesNothingApplied(f, v) || decision.AttemptMayHaveApplied(f, v) {
+			t.Errorf("no connection, %+v: nothing applied %v, may have applied %v; want nothing applied",
+				v, decision.ProvesNothingApplied(f, v), decision.AttemptMayHaveApplied(f, v))
+		}
+	}
+}
