@@ -202,6 +202,9 @@ func (p *Policy) Exec(ctx context.Context, q *gocql.Query, opts ...ExecOption) e
 		return err
 	}
 	c, err := execOptions(opts)
+	if err == nil {
+		c, err = c.OwnTimestamp(engine.StatementTimestamp(q)) // the caller's WithTimestamp is the pin
+	}
 	if err != nil {
 		return err
 	}
@@ -230,7 +233,7 @@ func (p *Policy) execPinned(pq pinned) error {
 	}
 	if err != nil {
 		stmt := Statement{CQL: pq.state.Statement, Values: pq.values}
-		err = p.outcome(err, pq.timestamp, pq.state, false, gocql.UnloggedBatch, []Statement{stmt})
+		err = p.outcome(err, pq.timestamp, pq.state, false, gocql.UnloggedBatch, pq.query.GetConsistency().String(), []Statement{stmt})
 	}
 	pq.state.End(err)
 	return err
@@ -274,6 +277,9 @@ func (p *Policy) ExecBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch
 		return err
 	}
 	c, err := execOptions(opts)
+	if err == nil {
+		c, err = c.OwnTimestamp(engine.StatementTimestamp(b)) // the caller's WithTimestamp is the pin
+	}
 	if err != nil {
 		return err
 	}
@@ -306,7 +312,7 @@ func (p *Policy) execPinnedBatch(s *gocql.Session, pb pinnedBatch) error {
 		for i, e := range pb.batch.Entries {
 			stmts[i] = Statement{CQL: e.Stmt, Values: e.Args}
 		}
-		err = p.outcome(err, pb.timestamp, pb.state, true, pb.batch.Type, stmts)
+		err = p.outcome(err, pb.timestamp, pb.state, true, pb.batch.Type, pb.batch.GetConsistency().String(), stmts)
 	}
 	pb.state.End(err)
 	return err
@@ -314,10 +320,10 @@ func (p *Policy) execPinnedBatch(s *gocql.Session, pb pinnedBatch) error {
 
 // outcome turns the final error of an execution into what the caller gets: an
 // *OutcomeUnknownError when a write may have applied, else err unchanged.
-func (p *Policy) outcome(err error, ts int64, st *execState, batch bool, bt gocql.BatchType, stmts []Statement) error {
+func (p *Policy) outcome(err error, ts int64, st *execState, batch bool, bt gocql.BatchType, cl string, stmts []Statement) error {
 	var record func(*OutcomeUnknownError) error
 	if p.cfg.outbox != nil {
 		record = p.cfg.outbox.Append
 	}
-	return engine.Outcome(st, err, ts, batch, bt, stmts, record)
+	return engine.Outcome(st, err, ts, batch, bt, cl, stmts, record)
 }

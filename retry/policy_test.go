@@ -109,7 +109,7 @@ func TestRetryDecisions(t *testing.T) {
 				}
 			}
 			_, st := execution(p, idem)
-			out := p.outcome(tc.err, 7, st, false, gocql.UnloggedBatch, nil)
+			out := p.outcome(tc.err, 7, st, false, gocql.UnloggedBatch, "", nil)
 			if facts(tc.err).BatchLogged {
 				if !errors.Is(out, ErrBatchLogged) {
 					t.Errorf("%v: outcome %v, want ErrBatchLogged", tc.err, out)
@@ -271,7 +271,7 @@ func TestRetryEarlierAttemptMayHaveApplied(t *testing.T) {
 	if fail(e, last) {
 		t.Fatal("second attempt: retried past max attempts")
 	}
-	out := p.outcome(last, 7, st, false, gocql.UnloggedBatch, []Statement{{CQL: "INSERT …"}})
+	out := p.outcome(last, 7, st, false, gocql.UnloggedBatch, "", []Statement{{CQL: "INSERT …"}})
 	if !errors.Is(out, ErrOutcomeUnknown) {
 		t.Errorf("outcome = %v (class %v: \"nothing was written\"), want an *OutcomeUnknownError: attempt 1 may have applied", out, ClassifyError(out))
 	}

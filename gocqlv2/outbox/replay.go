@@ -92,15 +92,32 @@ func (o *Outbox) Replay(ctx context.Context, s *gocql.Session, p *retry.Policy, 
 		// non-idempotent write (a non-frozen list assignment duplicates the elements) is
 		// exactly what replay must not do. OnlyIfRepeatable sends nothing then.
 		at := []retry.ExecOption{retry.AtTimestamp(e.Timestamp), retry.OnlyIfRepeatable()}
+		// At the write's own consistency: a write made at ALL or EACH_QUORUM is not
+		// replayed at the session's ONE.
+		var cl gocql.Consistency
+		if e.Consistency != "" {
+			c, err := gocql.ParseConsistencyWrapper(e.Consistency)
+			if err != nil {
+				return note, fmt.Errorf("outbox: record consistency %q: %w", e.Consistency, err)
+			}
+			cl = c
+		}
 		if e.Batch {
 			b := s.Batch(typ)
 			for _, st := range stmts {
 				b.Query(st.CQL, st.Values...)
 			}
+			if e.Consistency != "" {
+				b.SetConsistency(cl)
+			}
 			return note, rp.ExecBatch(ctx, s, b, at...)
 		}
 		st := stmts[0]
-		return note, rp.Exec(ctx, s.Query(st.CQL, st.Values...), at...)
+		q := s.Query(st.CQL, st.Values...)
+		if e.Consistency != "" {
+			q.Consistency(cl)
+		}
+		return note, rp.Exec(ctx, q, at...)
 	})
 }
 

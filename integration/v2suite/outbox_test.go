@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
 	"github.com/cqlsafe/cqlsafe/gocqlv2/outbox"
 	"github.com/cqlsafe/cqlsafe/gocqlv2/retry"
 	"github.com/cqlsafe/cqlsafe/integration/faultproxy"
@@ -76,8 +78,46 @@ func TestV2OutboxPoisonRecord(t *testing.T) {
 	}
 	defer o.Close()
 	scenario.PoisonRecord(t, s0, scenario.Outbox{
-		Record: func(cql string, args []any, ts int64) error {
-			return o.Append(&retry.OutcomeUnknownError{Statements: []retry.Statement{{CQL: cql, Values: args}}, Timestamp: ts, Idempotent: true})
+		Record: func(cql string, args []any, ts int64, cl string) error {
+			return o.Append(&retry.OutcomeUnknownError{Statements: []retry.Statement{{CQL: cql, Values: args}}, Timestamp: ts, Idempotent: true, Consistency: cl})
+		},
+		Replay: func(ctx context.Context) (int, int, int, error) {
+			var rep outbox.ReplayReport
+			n, err := o.Replay(ctx, s, nil, outbox.ReportTo(&rep))
+			return n, rep.Rejected, rep.Kept, err
+		},
+		IDs: func() ([]string, error) {
+			list, err := o.List()
+			var ids []string
+			for _, e := range list {
+				ids = append(ids, e.ID)
+			}
+			return ids, err
+		},
+		Drop: o.Drop,
+	})
+}
+
+// TestV2OutboxReplayConsistency: scenario.ReplayConsistency on the v2 driver — a write recorded at ALL is replayed
+// at ALL, not at the session's ONE.
+func TestV2OutboxReplayConsistency(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rf2 := ks + "_rf2"
+	if err := node.CreateKeyspace(ctx, s0, rf2, 2); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s0.Query("DROP KEYSPACE IF EXISTS " + rf2).Exec() })
+	s, _ := proxiedWith(t, ks, 5*time.Second, func(cl *gocql.ClusterConfig) { cl.Consistency = gocql.One })
+	o, err := outbox.Open(filepath.Join(t.TempDir(), "outbox"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	scenario.ReplayConsistency(t, s0, rf2, scenario.Outbox{
+		Record: func(cql string, args []any, ts int64, cl string) error {
+			return o.Append(&retry.OutcomeUnknownError{Statements: []retry.Statement{{CQL: cql, Values: args}}, Timestamp: ts, Idempotent: true, Consistency: cl})
 		},
 		Replay: func(ctx context.Context) (int, int, int, error) {
 			var rep outbox.ReplayReport

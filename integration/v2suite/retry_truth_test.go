@@ -111,3 +111,25 @@ func scenarioPolicy(s *gocql.Session, p *retry.Policy) scenario.Policy {
 		NoConnection: func(err error) bool { return errors.Is(err, gocql.ErrNoConnections) },
 	}
 }
+
+// TestRetryCallerTimestampIsThePin: scenario.CallerTimestamp on the v2 driver — a query's or
+// batch's own WithTimestamp is the pin, also through a retry; one that differs from
+// AtTimestamp is refused, nothing written.
+func TestRetryCallerTimestampIsThePin(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	s, px := proxied(t, ks, 300*time.Millisecond)
+	p := retry.NewPolicy(retry.WithMaxAttempts(3))
+	scenario.CallerTimestamp(t, s0, px, func(ctx context.Context, batch bool, own, at int64, stmt string) error {
+		var opts []retry.ExecOption
+		if at != 0 {
+			opts = append(opts, retry.AtTimestamp(at))
+		}
+		if batch {
+			b := s.Batch(gocql.LoggedBatch)
+			b.Query(stmt)
+			b.WithTimestamp(own)
+			return p.ExecBatch(ctx, s, b, opts...)
+		}
+		return p.Exec(ctx, s.Query(stmt).WithTimestamp(own), opts...)
+	})
+}

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -10,9 +11,9 @@ import (
 
 // Outbox is a driver's outbox as the scenarios use it.
 type Outbox struct {
-	// Record appends an idempotent write at timestamp ts, as the Policy does after an
-	// unknown outcome.
-	Record func(cql string, args []any, ts int64) error
+	// Record appends an idempotent write at timestamp ts and consistency cl ("": not
+	// recorded), as the Policy does after an unknown outcome.
+	Record func(cql string, args []any, ts int64, cl string) error
 	// Replay replays it on the scenario's keyspace: applied, rejected and kept as the
 	// ReplayReport counts them.
 	Replay func(ctx context.Context) (applied, rejected, kept int, err error)
@@ -39,7 +40,7 @@ func PoisonRecord(t *testing.T, s0 *gocql.Session, o Outbox) {
 		cql string
 		id  int
 	}{{kept, 1}, {gone, 1}, {kept, 2}} {
-		if err := o.Record(w.cql, []any{w.id, "v"}, ts+int64(i)); err != nil {
+		if err := o.Record(w.cql, []any{w.id, "v"}, ts+int64(i), ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -68,5 +69,43 @@ func PoisonRecord(t *testing.T, s0 *gocql.Session, o Outbox) {
 	}
 	if applied, _, left, err := o.Replay(ctx); applied != 0 || left != 0 || err != nil {
 		t.Fatalf("replay after the drop: applied %d, kept %d, %v; want an empty outbox", applied, left, err)
+	}
+}
+
+// ReplayConsistency: a write recorded at ALL is replayed at ALL, not at the session's
+// consistency. Keyspace rf2 has replication factor 2 on a single node, where ALL is
+// Unavailable and ONE succeeds: the record must stay in the outbox and its row must not
+// be written, while a record without a consistency (an older file) is replayed at the
+// session's ONE and lands. o replays on a session whose consistency is ONE.
+func ReplayConsistency(t *testing.T, s0 *gocql.Session, rf2 string, o Outbox) {
+	t.Helper()
+	if err := s0.Query(`CREATE TABLE ` + rf2 + `.cl_kv (id int PRIMARY KEY, v text)`).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	ts := time.Now().UnixMicro() - 1000
+	const insert = `INSERT INTO %s.cl_kv (id, v) VALUES (?, ?)`
+	if err := o.Record(fmt.Sprintf(insert, rf2), []any{1, "at ALL"}, ts, "ALL"); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Record(fmt.Sprintf(insert, rf2), []any{2, "unknown"}, ts, ""); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	applied, _, kept, err := o.Replay(ctx)
+	t.Logf("replay: applied %d, kept %d, %v", applied, kept, err)
+	read := func(id int) bool {
+		var v string
+		err := s0.Query(`SELECT v FROM `+rf2+`.cl_kv WHERE id = ?`, id).Consistency(gocql.One).Scan(&v)
+		if err != nil && err != gocql.ErrNotFound {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+	if read(1) || kept != 1 || err == nil {
+		t.Errorf("the write recorded at ALL: row written %v, kept %d, err %v; want it replayed at ALL (Unavailable on one node with RF 2): not written, kept, reported", read(1), kept, err)
+	}
+	if !read(2) {
+		t.Errorf("the record without a consistency: not written at the session's ONE")
 	}
 }

@@ -41,6 +41,9 @@ type OutcomeUnknownError[B any] struct {
 	Conditional bool
 	Attempts    int
 	Err         error // the last error
+	// Consistency is the write's consistency level by name ("LOCAL_QUORUM"); an outbox
+	// replays it at that level ("": the session's default).
+	Consistency string
 	// Recorded: the Policy's outbox holds the write, to be replayed (Outbox.Replay).
 	Recorded bool
 	// RecordErr: the Policy has an outbox and the write is repeatable, but the append

@@ -197,7 +197,7 @@ func (x *Exec) Unknown(err error, ts int64) (unknown bool, attempts int, logged 
 // Outcome turns the final error of an execution into what the caller gets: the
 // ErrBatchLogged error, an *OutcomeUnknownError when a write may have applied (handed to
 // record, the Policy's outbox, when it is repeatable), else err unchanged.
-func Outcome[B any](x *Exec, err error, ts int64, batch bool, bt B, stmts []Statement,
+func Outcome[B any](x *Exec, err error, ts int64, batch bool, bt B, consistency string, stmts []Statement,
 	record func(*OutcomeUnknownError[B]) error) error {
 	unknown, attempts, logged := x.Unknown(err, ts)
 	if logged != nil {
@@ -214,7 +214,7 @@ func Outcome[B any](x *Exec, err error, ts int64, batch bool, bt B, stmts []Stat
 		own[i] = Statement{CQL: st.CQL, Values: Snapshot(st.Values)}
 	}
 	ou := &OutcomeUnknownError[B]{Statements: own, Batch: batch, BatchType: bt, Timestamp: ts,
-		Idempotent: v.Idempotent, Reasons: slices.Clone(v.Reasons), Conditional: v.Conditional, Attempts: attempts, Err: err}
+		Idempotent: v.Idempotent, Reasons: slices.Clone(v.Reasons), Conditional: v.Conditional, Attempts: attempts, Err: err, Consistency: consistency}
 	if record != nil && v.Idempotent {
 		if oerr := record(ou); oerr != nil {
 			ou.RecordErr = oerr

@@ -23,7 +23,7 @@ func TestOutcomeUnknownOwnsItsValues(t *testing.T) {
 	x := e.NewExec(context.Background(), verdict.Classify("INSERT INTO t (id, tags) VALUES (?, ?)"), "INSERT")
 	tags := []string{"a"}
 	args := []any{1, tags}
-	err := Outcome(x, lost, 5, false, 0, []Statement{{CQL: "INSERT INTO t (id, tags) VALUES (?, ?)", Values: args}}, nil)
+	err := Outcome(x, lost, 5, false, 0, "", []Statement{{CQL: "INSERT INTO t (id, tags) VALUES (?, ?)", Values: args}}, nil)
 	var ou *OutcomeUnknownError[int]
 	if !errors.As(err, &ou) {
 		t.Fatalf("err = %v, want *OutcomeUnknownError", err)
@@ -56,7 +56,7 @@ func TestOutcomeSaysWhetherRecorded(t *testing.T) {
 		{"append failed", func(*OutcomeUnknownError[int]) error { return full }, false},
 	} {
 		x := e.NewExec(context.Background(), verdict.Classify(stmts[0].CQL), "INSERT")
-		err := Outcome(x, lost, 5, false, 0, stmts, c.record)
+		err := Outcome(x, lost, 5, false, 0, "", stmts, c.record)
 		var ou *OutcomeUnknownError[int]
 		if !errors.As(err, &ou) || !errors.Is(err, ErrOutcomeUnknown) {
 			t.Fatalf("%s: %v, want *OutcomeUnknownError", c.name, err)

@@ -25,11 +25,14 @@ type Record struct {
 	Batch bool `json:"batch,omitempty"`
 	// Type is the batch type: "logged", "unlogged" or "counter"; empty for a single
 	// statement and in records written before it was stored (replayed LOGGED).
-	Type       string    `json:"type,omitempty"`
-	Timestamp  int64     `json:"ts"`
-	Statements []Stmt    `json:"stmts"`
-	Recorded   time.Time `json:"recorded"`
-	Err        string    `json:"err,omitempty"`
+	Type      string `json:"type,omitempty"`
+	Timestamp int64  `json:"ts"`
+	// Consistency is the write's consistency level by name; empty in records written
+	// before it was stored (replayed at the session's default).
+	Consistency string    `json:"cl,omitempty"`
+	Statements  []Stmt    `json:"stmts"`
+	Recorded    time.Time `json:"recorded"`
+	Err         string    `json:"err,omitempty"`
 }
 
 type Stmt struct {
@@ -72,7 +75,7 @@ func (d *Driver[B]) EncodeRecord(e *engine.OutcomeUnknownError[B]) (Record, erro
 	if err := d.Replayable(e, e.BatchType); err != nil {
 		return Record{}, err
 	}
-	rec := Record{Batch: e.Batch, Timestamp: e.Timestamp, Recorded: time.Now().UTC()}
+	rec := Record{Batch: e.Batch, Timestamp: e.Timestamp, Consistency: e.Consistency, Recorded: time.Now().UTC()}
 	if e.Batch {
 		rec.Type = d.BatchTypes[e.BatchType] // zero value LoggedBatch: the safe type when unset
 	}
@@ -123,7 +126,7 @@ func (d *Driver[B]) DecodeRecord(payload []byte) (*engine.OutcomeUnknownError[B]
 	default:
 		return nil, d.Logged, fmt.Errorf("outbox: unknown batch type %q", r.Type)
 	}
-	e := &engine.OutcomeUnknownError[B]{Batch: r.Batch, Timestamp: r.Timestamp, Idempotent: true}
+	e := &engine.OutcomeUnknownError[B]{Batch: r.Batch, Timestamp: r.Timestamp, Idempotent: true, Consistency: r.Consistency}
 	if r.Batch {
 		e.BatchType = typ
 	}
