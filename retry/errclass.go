@@ -32,8 +32,17 @@ const (
 )
 
 // ClassifyError maps an error from gocql (or from a function given to Do) to its class,
-// by type and protocol error code, never by message text. Unknown errors are ClassFatal.
-func ClassifyError(err error) ErrorClass { return facts(err).Class }
+// by type and protocol error code — and the ScyllaDB fork's per-host errors, which
+// gocql v1.7 cannot name, by their fixed text. Unknown errors are ClassFatal. A fork
+// error that says an earlier attempt was potentially executed is ClassConnection: the
+// execution may have applied, whatever its last host said.
+func ClassifyError(err error) ErrorClass {
+	c := facts(err).Class
+	if c == ClassNoHost && cqlvalue.PotentiallyExecuted(err) {
+		return ClassConnection
+	}
+	return c
+}
 
 // facts is what err says about a write (decision.Classify with gocql's errors). An
 // *OutcomeUnknownError is judged by the error it wraps (after the context: Unwrap

@@ -326,3 +326,26 @@ func TestRetryForValuesUnchanged(t *testing.T) {
 		}
 	}
 }
+
+// forkQueryError has the shape of the ScyllaDB fork's QueryError.
+type forkQueryError struct {
+	err      error
+	executed bool
+}
+
+func (e *forkQueryError) Error() string             { return e.err.Error() }
+func (e *forkQueryError) Unwrap() error             { return e.err }
+func (e *forkQueryError) PotentiallyExecuted() bool { return e.executed }
+
+// TestClassifyForkNoConnection: the fork's "host pool does not have connections" is no
+// connection (nothing sent) — unless the fork says an earlier attempt was potentially
+// executed: then the execution may have applied.
+func TestClassifyForkNoConnection(t *testing.T) {
+	pool := errors.New("gocql: host pool does not have connections")
+	if c := ClassifyError(&forkQueryError{err: pool}); c != ClassNoHost {
+		t.Errorf("nothing executed: %v, want no_host", c)
+	}
+	if c := ClassifyError(&forkQueryError{err: pool, executed: true}); c != ClassConnection || !c.MayHaveApplied() {
+		t.Errorf("potentially executed: %v, want connection (may have applied)", c)
+	}
+}

@@ -11,7 +11,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gocql/gocql"
+
 	"github.com/cqlsafe/cqlsafe/internal/core/cqltext"
+	"github.com/cqlsafe/cqlsafe/internal/cqlvalue"
 	"github.com/cqlsafe/cqlsafe/retry"
 	"github.com/cqlsafe/cqlsafe/schema"
 )
@@ -35,9 +38,13 @@ second copy. Give the types with one of:
 the statements after it). With column types, a bind marker whose column they do not
 know is printed as a note: check the table's name.
 
+A statement Cassandra's grammar refuses (SELECT, INSERT, UPDATE, DELETE, BATCH, USE,
+TRUNCATE are parsed) is reported at its line and column and nothing is judged; with
+--hosts, so is a table the cluster does not have.
+
 Exit status: 0 when every statement is repeatable and no schema error was found, 1
-otherwise, 2 on a usage error, an unreadable FILE, or column types that cannot be read
-(a malformed --schema file, an unreachable cluster).`
+otherwise, 2 on a usage error, an unreadable FILE, a statement Cassandra would refuse,
+or column types that cannot be read (a malformed --schema file, an unreachable cluster).`
 
 // lintStatement is one statement's verdict in --json output.
 type lintStatement struct {
@@ -54,6 +61,10 @@ type lintStatement struct {
 	// Conditions are the bind markers of a repeatable statement whose value still
 	// decides it: bound to a column of unknown type, a non-empty list is not repeatable.
 	Conditions []string `json:"conditions"`
+
+	syntax   string      // what Cassandra's grammar refuses: "line:col: reason"
+	keyspace string      // of the statement's tables that name none
+	tables   [][2]string // the tables it reads or writes: keyspace (or ""), table
 }
 
 func runLint(ctx context.Context, args []string, stdout, stderr io.Writer, stdin io.Reader) error {
@@ -106,6 +117,7 @@ func runLint(ctx context.Context, args []string, stdout, stderr io.Writer, stdin
 	}
 	j := judge{keyspace: conn.keyspace}
 	var opts []retry.Option
+	var sess *gocql.Session // with --hosts: tables are looked up there
 	switch {
 	case *schemaFile != "":
 		cols, err := readColumns(*schemaFile)
@@ -123,6 +135,7 @@ func runLint(ctx context.Context, args []string, stdout, stderr io.Writer, stdin
 			return usageError{fmt.Errorf("lint: %w", err)} // no column types: exit 2, not a finding
 		}
 		defer s.Close()
+		sess = s
 		opts, j.typed = append(opts, retry.WithSchema(retry.SessionSchema(s))), true
 	}
 	j.policy = retry.NewPolicy(opts...)
@@ -133,6 +146,41 @@ func runLint(ctx context.Context, args []string, stdout, stderr io.Writer, stdin
 			return err
 		}
 		all = append(all, sts...)
+	}
+	// What Cassandra would refuse is not judged: exit 2, each error at its position.
+	refused := false
+	for _, st := range all {
+		if st.syntax != "" {
+			fmt.Fprintf(stderr, "%s:%s\n", st.File, st.syntax)
+			refused = true
+		}
+	}
+	if !refused && sess != nil {
+		// With a cluster, a table it does not have is an error too.
+		for _, st := range all {
+			for _, tb := range st.tables {
+				ks := tb[0]
+				if ks == "" {
+					ks = st.keyspace
+				}
+				if ks == "" {
+					fmt.Fprintf(stderr, "%s:%d: table %s: no keyspace (name it, USE one, or give --keyspace)\n", st.File, st.Line, tb[1])
+					refused = true
+					continue
+				}
+				_, ok, err := cqlvalue.Table(sess, ks, tb[1])
+				switch {
+				case err != nil && !errors.Is(err, gocql.ErrKeyspaceDoesNotExist):
+					return fmt.Errorf("lint: read the schema of %s: %w", ks, err)
+				case err != nil || !ok:
+					fmt.Fprintf(stderr, "%s:%d: table %s.%s does not exist on %s\n", st.File, st.Line, ks, tb[1], conn.hosts)
+					refused = true
+				}
+			}
+		}
+	}
+	if refused {
+		return exitError{code: 2}
 	}
 	bad := false
 	for _, st := range all {
@@ -261,9 +309,21 @@ func (j judge) text(file, text string) []lintStatement {
 		if len(toks) == 2 && toks[0].Is("use") {
 			keyspace = identName(toks[1])
 		}
+		start := pos - len(st) // the statement's offset in text
+		if at < 0 {
+			start = 0
+		}
+		var syntax string
+		if se := cqltext.CheckSyntax(toks); se != nil {
+			off := start + se.Pos
+			l := strings.Count(text[:off], "\n") + 1
+			c := off - strings.LastIndex(text[:off], "\n")
+			syntax = fmt.Sprintf("%d:%d: syntax error: %s", l, c, se.Reason)
+		}
 		v := j.policy.Lint(keyspace, st)
 		out[i] = lintStatement{File: file, Line: line, Statement: st, Kind: v.Kind.String(), Idempotent: v.Idempotent,
-			Reasons: v.Reasons, Hazards: v.Hazards, Findings: []schema.Finding{}, Conditions: []string{}}
+			Reasons: v.Reasons, Hazards: v.Hazards, Findings: []schema.Finding{}, Conditions: []string{}, syntax: syntax,
+			keyspace: keyspace, tables: dataTables(toks)}
 		if out[i].Reasons == nil {
 			out[i].Reasons = []string{}
 		}
@@ -287,6 +347,26 @@ func (j judge) text(file, text string) []lintStatement {
 		}
 		if f.Statement >= 1 && f.Statement <= len(out) {
 			out[f.Statement-1].Findings = append(out[f.Statement-1].Findings, f)
+		}
+	}
+	return out
+}
+
+// dataTables are the tables a data statement (SELECT, INSERT, UPDATE, DELETE, a batch of
+// them) names: after INTO, FROM, and UPDATE.
+func dataTables(toks []cqltext.Token) [][2]string {
+	if len(toks) == 0 || !(toks[0].Is("select") || toks[0].Is("insert") || toks[0].Is("update") || toks[0].Is("delete") || toks[0].Is("begin")) {
+		return nil
+	}
+	var out [][2]string
+	for i, t := range toks {
+		// UPDATE begins a statement: the first, or one in a batch (update is reserved:
+		// never an unquoted name).
+		update := t.Is("update") && (i == 0 || toks[0].Is("begin"))
+		if t.Is("into") || t.Is("from") || update {
+			if ks, tb := cqltext.TableName(toks, i+1); tb != "" {
+				out = append(out, [2]string{ks, tb})
+			}
 		}
 	}
 	return out

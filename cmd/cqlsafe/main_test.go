@@ -460,3 +460,31 @@ func TestLintSchemaMatchesCluster(t *testing.T) {
 		t.Fatalf("only %d columns compared\n%s", n, ddl.String())
 	}
 }
+
+// TestLintRefusesBrokenCQL: what Cassandra's grammar refuses is exit 2 with the
+// position of the error, never a verdict; with --hosts a table the cluster does not
+// have is an error too.
+func TestLintRefusesBrokenCQL(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"INSERT INTO t (id, v) VALUES (?, ?);\nINSERT INTO t (id v VALUES (1,\n", `:2:19: syntax error: expected ")"`},
+		{"UPDATE SET WHERE;\n", ":1:8: syntax error: expected a table name"},
+		{"SELEC * FORM x;\n", ":1:1: syntax error: expected a statement"},
+		{"INSERT INTO t (a, b) VALUES (1);\n", "2 columns but 1 values"},
+	} {
+		out, errOut, code := cli(t, c.text, "lint", "-")
+		if code != 2 || !strings.Contains(errOut, c.want) || strings.Contains(out, ": ok: ") {
+			t.Errorf("lint %q: exit %d, stdout %q, stderr %q; want exit 2 and %q", c.text, code, out, errOut, c.want)
+		}
+	}
+	s, ks := node.Keyspace(t)
+	harness.Exec(t, s, `CREATE TABLE kv (id int PRIMARY KEY, v text)`)
+	q := writeFile(t, "q.cql", "INSERT INTO kv (id, v) VALUES (?, ?);\nSELECT v FROM nosuch WHERE id = ?;\n")
+	_, errOut, code := cli(t, "", "lint", "--hosts", node.Hosts()[0], "--keyspace", ks, q)
+	if code != 2 || !strings.Contains(errOut, "q.cql:2: table "+ks+".nosuch does not exist") {
+		t.Errorf("lint --hosts with an unknown table: exit %d, %q", code, errOut)
+	}
+	ok := writeFile(t, "ok.cql", "INSERT INTO kv (id, v) VALUES (?, ?);\nBEGIN BATCH UPDATE kv SET v = 'x' WHERE id = 1; APPLY BATCH;\n")
+	if out, errOut, code := cli(t, "", "lint", "--hosts", node.Hosts()[0], "--keyspace", ks, ok); code != 0 {
+		t.Errorf("lint --hosts of statements on an existing table: exit %d\n%s%s", code, out, errOut)
+	}
+}

@@ -236,3 +236,10 @@ func NoConnection(err error) bool {
 	}
 	return walk(err)
 }
+
+// PotentiallyExecuted reports whether err is the ScyllaDB fork's QueryError saying an
+// earlier attempt of the execution may have run (gocql v1.7 has no such error).
+func PotentiallyExecuted(err error) bool {
+	var pe interface{ PotentiallyExecuted() bool }
+	return errors.As(err, &pe) && pe.PotentiallyExecuted()
+}
