@@ -13,7 +13,9 @@ type SyntaxError struct {
 	Reason string
 }
 
-func (e *SyntaxError) Error() string { return fmt.Sprintf("syntax error at offset %d: %s", e.Pos, e.Reason) }
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("syntax error at offset %d: %s", e.Pos, e.Reason)
+}
 
 // statementStarts are the first keywords of the statements CheckSyntax leaves to others
 // (schema and access control), besides the ones it parses.
