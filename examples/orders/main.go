@@ -52,6 +52,9 @@ type config struct {
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	cfg, err := parseFlags(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0) // -h, --help: the flags were printed
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "orders:", err)
 		os.Exit(2)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gocql/gocql"
@@ -179,10 +180,54 @@ func decode(r *http.Request, v any) error {
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: body: %v", ErrInvalid, err)
+		return fmt.Errorf("%w: body: %s", ErrInvalid, jsonProblem(err))
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return fmt.Errorf("%w: body: more than one JSON value", ErrInvalid)
 	}
 	return nil
+}
+
+// jsonProblem says what is wrong with a request body in the API's words, not Go's.
+func jsonProblem(err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.Is(err, io.EOF):
+		return "empty: a JSON object is expected"
+	case errors.As(err, &tooBig):
+		return fmt.Sprintf("over %d bytes", tooBig.Limit)
+	case errors.As(err, &syn):
+		return fmt.Sprintf("not valid JSON at offset %d", syn.Offset)
+	case errors.As(err, &typ):
+		if typ.Field == "" {
+			return fmt.Sprintf("a JSON object is expected, not %s", typ.Value)
+		}
+		return fmt.Sprintf("field %q must be %s, not %s", typ.Field, jsonKind(typ.Type.Kind().String()), typ.Value)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return "unknown field " + strings.TrimPrefix(err.Error(), "json: unknown field ")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "not valid JSON: it ends too early"
+	}
+	// time.Time and gocql.UUID say what they expect themselves.
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+func jsonKind(k string) string {
+	switch k {
+	case "int", "int64", "int32", "uint", "uint64", "float64":
+		return "a number"
+	case "string":
+		return "a string"
+	case "slice":
+		return "an array"
+	case "map", "struct":
+		return "an object"
+	case "bool":
+		return "true or false"
+	case "array":
+		return "a string (a UUID)"
+	}
+	return "another type"
 }

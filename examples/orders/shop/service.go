@@ -221,10 +221,10 @@ func (svc *Service) PlaceOrder(ctx context.Context, key string, req NewOrder) (o
 	}
 	o = Order{ID: OrderID(key), Customer: req.Customer, Items: map[string]int{}, Coupon: req.Coupon, Status: "placed",
 		PlacedAt: req.At.UTC().Truncate(time.Millisecond)} // a timestamp column keeps milliseconds
-	for _, it := range req.Items {
+	for i, it := range req.Items {
 		if it.SKU == "" || len(it.SKU) > 64 || it.Qty <= 0 || it.Qty > maxQty || it.UnitCents < 0 || it.UnitCents > maxUnitCents {
-			return o, false, fmt.Errorf("%w: item %+v: a sku of 1 to 64 bytes, qty 1 to %d and unit_cents 0 to %d are required",
-				ErrInvalid, it, maxQty, int64(maxUnitCents))
+			return o, false, fmt.Errorf("%w: items[%d] (sku %q, qty %d, unit_cents %d): a sku of 1 to 64 bytes, qty 1 to %d and unit_cents 0 to %d are required",
+				ErrInvalid, i, it.SKU, it.Qty, it.UnitCents, maxQty, int64(maxUnitCents))
 		}
 		if _, dup := o.Items[it.SKU]; dup {
 			return o, false, fmt.Errorf("%w: sku %q given twice", ErrInvalid, it.SKU)
@@ -245,6 +245,11 @@ func (svc *Service) PlaceOrder(ctx context.Context, key string, req NewOrder) (o
 		}
 		return prev, false, nil
 	} else if !errors.Is(err, ErrNotFound) {
+		return o, false, err
+	}
+	if _, err := svc.GetCustomer(ctx, customer); errors.Is(err, ErrNotFound) {
+		return o, false, fmt.Errorf("%w: customer %s does not exist", ErrInvalid, customer)
+	} else if err != nil {
 		return o, false, err
 	}
 	if coupon != "" {
@@ -354,15 +359,19 @@ func (svc *Service) GetOrder(ctx context.Context, id gocql.UUID) (Order, error) 
 // SetStatus records a status change made at at (the client's time, required): an event
 // in the order's log, then the order's status column written at the event's time, so
 // the column holds the latest acknowledged change, whatever order the requests arrive
-// in. A request sent again with the same key and time appends nothing new and writes the
-// same cell. A request whose outcome stayed unknown may have appended its event without
-// writing the column (its instance died in between): sent again, it completes.
+// in. A request sent again with the same key, status and time appends nothing new and
+// writes the same cell; its key with another status or time is a conflict (the event
+// carries its key), and nothing is written. A request whose outcome stayed unknown may
+// have appended its event without writing the column (its instance died in between):
+// sent again, it completes. (Two requests with one key and different bodies sent at the
+// same moment are not told apart: that takes a lightweight transaction per change, as
+// the coupon's.)
 func (svc *Service) SetStatus(ctx context.Context, id gocql.UUID, key, status string, at time.Time) error {
 	if key == "" || len(key) > 200 {
 		return fmt.Errorf("%w: an Idempotency-Key header of 1 to 200 bytes is required", ErrInvalid)
 	}
 	if !statuses[status] {
-		return fmt.Errorf("%w: unknown status %q", ErrInvalid, status)
+		return fmt.Errorf("%w: unknown status %q (paid, shipped, delivered, cancelled)", ErrInvalid, status)
 	}
 	if err := validAt(at); err != nil {
 		return err
@@ -371,18 +380,37 @@ func (svc *Service) SetStatus(ctx context.Context, id gocql.UUID, key, status st
 	if _, err := svc.GetOrder(ctx, id); err != nil {
 		return err
 	}
+	history, err := svc.History(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, e := range history {
+		if e.Metadata[keyMetadata] != key {
+			continue
+		}
+		if e.Type != "status" || string(e.Payload) != status || !e.Time.Equal(at) {
+			return fmt.Errorf("%w: Idempotency-Key %q was used for another change (%s %s at %s)", ErrConflict, key,
+				e.Type, e.Payload, e.Time.UTC().Format(time.RFC3339Nano))
+		}
+	}
 	if _, err := svc.events.Append(ctx, id.String(), eventlog.Event{Time: at, Type: "status",
-		Payload: []byte(status), Key: []byte(key)}); err != nil {
+		Payload: []byte(status), Key: []byte(key), Metadata: map[string]string{keyMetadata: key}}); err != nil {
 		return svc.writeErr("status event", err)
 	}
-	err := svc.exec(ctx, svc.s.Query(`UPDATE `+svc.ks+`.orders SET status = ? WHERE id = ?`, status, id),
+	err = svc.exec(ctx, svc.s.Query(`UPDATE `+svc.ks+`.orders SET status = ? WHERE id = ?`, status, id),
 		retry.AtTimestamp(at.UnixMicro()))
 	return svc.writeErr("status", err)
 }
 
+// keyMetadata is the event metadata that holds the request's Idempotency-Key.
+const keyMetadata = "idempotency_key"
+
 // History is an order's events, oldest first.
 func (svc *Service) History(ctx context.Context, id gocql.UUID) ([]eventlog.Event, error) {
 	var out []eventlog.Event
+	if _, err := svc.GetOrder(ctx, id); err != nil {
+		return nil, err // an order that does not exist has no history to show
+	}
 	for e, err := range svc.events.Read(ctx, id.String(), eventlog.Limit(1000)) {
 		if err != nil {
 			return nil, err
@@ -393,24 +421,48 @@ func (svc *Service) History(ctx context.Context, id gocql.UUID) ([]eventlog.Even
 }
 
 // DeleteOrder deletes an order so that it can be undone with the same command id; a
-// write racing the delete is never lost (see tombstone.Store.Delete).
+// write racing the delete is never lost (see tombstone.Store.Delete). The command id is
+// the request's Idempotency-Key: sent again, the delete it names is answered again and
+// nothing is deleted anew (not even after an undelete).
 func (svc *Service) DeleteOrder(ctx context.Context, id gocql.UUID, command string) (tombstone.Record, error) {
-	if command == "" {
-		return tombstone.Record{}, fmt.Errorf("%w: an Idempotency-Key header names the delete", ErrInvalid)
+	if command == "" || len(command) > 200 {
+		return tombstone.Record{}, fmt.Errorf("%w: an Idempotency-Key header of 1 to 200 bytes names the delete", ErrInvalid)
 	}
-	rec, err := svc.tombs.Delete(ctx, svc.orders, map[string]any{"id": id}, command)
+	key := map[string]any{"id": id}
+	recs, err := svc.tombs.List(ctx, svc.orders, key)
+	if err != nil {
+		return tombstone.Record{}, err
+	}
+	for _, r := range recs {
+		if r.CommandID == command && r.Action == tombstone.ActionDelete {
+			return r, nil // the same request again: the first answer
+		}
+	}
+	rec, err := svc.tombs.Delete(ctx, svc.orders, key, command)
 	if errors.Is(err, tombstone.ErrNoRow) {
-		return rec, ErrNotFound
+		return rec, fmt.Errorf("%w: order %s", ErrNotFound, id)
 	}
 	return rec, svc.writeErr("delete order", err)
 }
 
-// UndeleteOrder restores the order deleted by command, if nothing changed it since.
+// UndeleteOrder restores the order deleted by command, if nothing changed it since. Sent
+// again after it restored the order, it answers the same.
 func (svc *Service) UndeleteOrder(ctx context.Context, id gocql.UUID, command string) error {
-	_, err := svc.tombs.Undelete(ctx, svc.orders, map[string]any{"id": id}, command)
+	if command == "" {
+		return fmt.Errorf("%w: command (the delete's Idempotency-Key) is required", ErrInvalid)
+	}
+	key := map[string]any{"id": id}
+	recs, err := svc.tombs.List(ctx, svc.orders, key)
+	if err != nil {
+		return err
+	}
+	if n := len(recs); n > 0 && recs[n-1].Action == tombstone.ActionUndelete && recs[n-1].CommandID == command {
+		return nil // restored by this command: the same request again
+	}
+	_, err = svc.tombs.Undelete(ctx, svc.orders, key, command)
 	switch {
 	case errors.Is(err, tombstone.ErrNoTombstone):
-		return fmt.Errorf("%w: %v", ErrNotFound, err)
+		return fmt.Errorf("%w: no delete of order %s by %q", ErrNotFound, id, command)
 	case errors.Is(err, tombstone.ErrNotLastDelete), errors.Is(err, tombstone.ErrRowExists), errors.Is(err, tombstone.ErrRestoreShadowed):
 		return fmt.Errorf("%w: %v", ErrConflict, err)
 	case errors.Is(err, tombstone.ErrNotRestored), errors.Is(err, tombstone.ErrRestoreUnknown):
