@@ -138,13 +138,7 @@ func (w *worker) next(ctx context.Context, n int) {
 	o := &op{Customer: cust}
 	switch x := r.Float64(); {
 	case x < w.mix.profile:
-		w.seq[cust]++
-		o.Kind, o.Key, o.Seq = "profile", fmt.Sprintf("w%d-p%d", w.id, n), w.seq[cust]
-		w.h.add(o)
-		w.c.send(ctx, o, "PUT", "/customers/"+cust.String(), profileBody(cust, o.Seq))
-		if o.Outcome == outcomeOK && w.afterPut != nil {
-			w.afterPut(o)
-		}
+		w.putProfile(ctx, o, fmt.Sprintf("w%d-p%d", w.id, n))
 	case x < w.mix.profile+w.mix.status && len(w.orders) > 0:
 		o.Kind, o.Key = "status", fmt.Sprintf("w%d-s%d", w.id, n)
 		o.Order = w.orders[r.IntN(len(w.orders))]
@@ -161,6 +155,17 @@ func (w *worker) next(ctx context.Context, n int) {
 		if o.Outcome == outcomeOK {
 			w.orders = append(w.orders, shop.OrderID(o.Key))
 		}
+	}
+}
+
+// putProfile sends the next profile of o.Customer.
+func (w *worker) putProfile(ctx context.Context, o *op, key string) {
+	w.seq[o.Customer]++
+	o.Kind, o.Key, o.Seq = "profile", key, w.seq[o.Customer]
+	w.h.add(o)
+	w.c.send(ctx, o, "PUT", "/customers/"+o.Customer.String(), profileBody(o.Customer, o.Seq))
+	if o.Outcome == outcomeOK && w.afterPut != nil {
+		w.afterPut(o)
 	}
 }
 
@@ -189,6 +194,13 @@ func load(ctx context.Context, e *env, h *history, workers, customersEach int, s
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// Every customer exists before its first order (the service refuses an order
+			// for a customer it does not have).
+			for j, cust := range w.customers {
+				if ctx.Err() == nil {
+					w.putProfile(ctx, &op{Customer: cust}, fmt.Sprintf("w%d-init%d", w.id, j))
+				}
+			}
 			for k := 0; ctx.Err() == nil; k++ {
 				sent.Lock()
 				n++
