@@ -1,6 +1,7 @@
 package outbox
 
 import (
+	"errors"
 	"math/big"
 
 	"gopkg.in/inf.v0"
@@ -44,7 +45,8 @@ var gocqlDriver = &core.Driver[gocql.BatchType]{
 	Logged:     gocql.LoggedBatch, Unlogged: gocql.UnloggedBatch, Counter: gocql.CounterBatch,
 	Rejected: func(err error) bool {
 		code, _, ok := cqlvalue.RequestError(err) // the fork's untyped errors too
-		return ok && decision.Rejected(code)
+		var me gocql.MarshalError                 // a value the column's type (changed since) cannot take
+		return ok && decision.Rejected(code) || errors.As(err, &me)
 	},
 }
 

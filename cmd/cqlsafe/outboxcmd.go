@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -66,6 +67,10 @@ func runOutbox(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if _, err := cf.cluster(); err != nil { // flag mistakes before the file is touched
 			return err
 		}
+	}
+	// An operator's typo must not create an empty outbox and report "no records".
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("outbox %s: %w", sub, err)
 	}
 	o, err := outbox.Open(path)
 	if err != nil {

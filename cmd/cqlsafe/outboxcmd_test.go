@@ -66,6 +66,14 @@ func TestOutboxCommands(t *testing.T) {
 	if out, _, _ := cli(t, "", "outbox", "list", path); !strings.Contains(out, "(no records)") {
 		t.Fatalf("after replay:\n%s", out)
 	}
+	// A mistyped path: an error, and no empty outbox left there.
+	typo := filepath.Join(t.TempDir(), "outbx")
+	if _, errOut, code := cli(t, "", "outbox", "list", typo); code != 1 || !strings.Contains(errOut, "no such file") {
+		t.Fatalf("list of a path with no file: exit %d, %q", code, errOut)
+	}
+	if _, err := os.Stat(typo); err == nil {
+		t.Fatal("list created an outbox at a mistyped path")
+	}
 	// Not an outbox: refused, untouched.
 	cfg := writeFile(t, "config.yaml", "hosts: [a, b]\n")
 	if _, errOut, code := cli(t, "", "outbox", "list", cfg); code != 1 || !strings.Contains(errOut, "not an outbox") {

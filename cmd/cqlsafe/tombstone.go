@@ -186,7 +186,7 @@ func splitKey(s string) ([][2]string, error) {
 			return nil, fmt.Errorf("%q is not col=value", strings.TrimSpace(s[i:i+eq+1]))
 		}
 		i += eq + 1
-		for i < len(s) && s[i] == ' ' {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
 			i++
 		}
 		var val string
@@ -208,7 +208,7 @@ func splitKey(s string) ([][2]string, error) {
 				b.WriteByte(s[j])
 			}
 			val, i = b.String(), j+1
-			for i < len(s) && s[i] == ' ' {
+			for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
 				i++
 			}
 			if i < len(s) && s[i] != ',' {
@@ -240,8 +240,17 @@ func parseValue(c overwrite.Column, s string) (any, error) {
 	switch c.Type.Type() {
 	case gocql.TypeVarchar, gocql.TypeText, gocql.TypeAscii:
 		return s, nil
-	case gocql.TypeInt, gocql.TypeBigInt, gocql.TypeSmallInt, gocql.TypeTinyInt:
+	case gocql.TypeBigInt, gocql.TypeCounter:
 		return strconv.ParseInt(s, 10, 64)
+	case gocql.TypeInt:
+		n, err := strconv.ParseInt(s, 10, 32)
+		return int32(n), err
+	case gocql.TypeSmallInt:
+		n, err := strconv.ParseInt(s, 10, 16)
+		return int16(n), err
+	case gocql.TypeTinyInt:
+		n, err := strconv.ParseInt(s, 10, 8)
+		return int8(n), err
 	case gocql.TypeVarint:
 		n, ok := new(big.Int).SetString(s, 10)
 		if !ok {
@@ -267,7 +276,7 @@ func parseValue(c overwrite.Column, s string) (any, error) {
 		}
 		return ts, nil
 	case gocql.TypeBlob:
-		return hex.DecodeString(strings.TrimPrefix(s, "0x"))
+		return hex.DecodeString(strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X"))
 	}
 	return nil, fmt.Errorf("type %s is not supported on the command line", c.CQLType)
 }

@@ -26,6 +26,7 @@ func TestSplitKey(t *testing.T) {
 		{"name='it''s'", [][2]string{{"name", "it's"}}, ""},
 		{"name=''", [][2]string{{"name", ""}}, ""},
 		{"eq=a=b", [][2]string{{"eq", "a=b"}}, ""},
+		{"name=\t'a,b'\t, id=2", [][2]string{{"name", "a,b"}, {"id", "2"}}, ""},
 		{"name='open", nil, "not closed"},
 		{"name='a'b", nil, "after the closing quote"},
 		{"name=it's", nil, "written in quotes"},

@@ -71,9 +71,13 @@ type CorruptError = core.CorruptError
 //
 // One Outbox at a time may have a file open: Open takes an exclusive lock (flock, on
 // Unix) on the file itself, held until Close, so a second Open — in this process or
-// another, through a symlink or a hard link — gets ErrLocked. Opened through a
-// symlink, the outbox is the file the link points to: Replay and Drop rewrite that
-// file and leave the link. Where flock is unavailable the caller must ensure one
+// another, through a symlink or a hard link — gets ErrLocked; it also holds the
+// path+".lock" file earlier versions locked, so that one of those and this one never
+// share a file. The path is resolved when Open runs (symlinks, the working directory):
+// Replay and Drop rewrite the file it named then, by rename, leave a link as it is,
+// and refuse to rename over a file the path has come to name since. A hard link names
+// the outbox only until its first rewrite (the rename gives the outbox's path a new
+// file, and the link keeps the old one). Where flock is unavailable the caller must ensure one
 // Outbox per file. Within the process an Outbox is safe for concurrent use, and
 // records appended while Replay runs are kept.
 //

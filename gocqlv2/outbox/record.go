@@ -41,6 +41,7 @@ var gocqlDriver = &core.Driver[gocql.BatchType]{
 	Logged:     gocql.LoggedBatch, Unlogged: gocql.UnloggedBatch, Counter: gocql.CounterBatch,
 	Rejected: func(err error) bool {
 		var re gocql.RequestError
-		return errors.As(err, &re) && decision.Rejected(re.Code())
+		var me gocql.MarshalError // a value the column's type (changed since) cannot take
+		return errors.As(err, &re) && decision.Rejected(re.Code()) || errors.As(err, &me)
 	},
 }

@@ -78,8 +78,14 @@ func (e *OutcomeUnknownError[B]) Is(target error) bool {
 		(target == ErrNotRecorded && e.RecordErr != nil)
 }
 
-// Unwrap returns the last error.
-func (e *OutcomeUnknownError[B]) Unwrap() error { return e.Err }
+// Unwrap returns the last error, and the outbox's append error when it failed (a full
+// disk: errors.Is(err, syscall.ENOSPC) tells).
+func (e *OutcomeUnknownError[B]) Unwrap() []error {
+	if e.RecordErr != nil {
+		return []error{e.Err, e.RecordErr}
+	}
+	return []error{e.Err}
+}
 
 // ClockOffset is one measurement of this process's clock against a node's (the adapters
 // document it as retry.ClockOffset).

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/cqlsafe/cqlsafe/internal/core/engine"
 )
@@ -423,4 +424,115 @@ func TestListAndDrop(t *testing.T) {
 	if got := timestamps(t, o); !slices.Equal(got, []int64{1000, 1002}) {
 		t.Fatalf("after Drop and reopen: %v", got)
 	}
+}
+
+// TestReviewFindings: what the review of the lock and rewrite found.
+func TestReviewFindings(t *testing.T) {
+	t.Run("a file that is a prefix of the header is not an outbox", func(t *testing.T) {
+		for _, text := range []string{"C", "CQLSAFE", "CQLSAFE OUTBOX"} {
+			path := filepath.Join(t.TempDir(), "notes")
+			os.WriteFile(path, []byte(text), 0o600)
+			if _, err := Open(path, testDriver); !errors.Is(err, ErrNotOutbox) {
+				t.Errorf("%q: %v, want ErrNotOutbox", text, err)
+			}
+			if b, _ := os.ReadFile(path); string(b) != text {
+				t.Errorf("%q became %q", text, b)
+			}
+		}
+	})
+	t.Run("an earlier version's lock file is honoured", func(t *testing.T) {
+		if !OutboxLocks {
+			t.Skip("no flock")
+		}
+		path := filepath.Join(t.TempDir(), "outbox")
+		fill(t, path, 1)
+		held, err := lockPath(path + ".lock")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o, err := Open(path, testDriver); !errors.Is(err, ErrLocked) {
+			if o != nil {
+				o.Close()
+			}
+			t.Fatalf("Open while an earlier version holds %s.lock: %v, want ErrLocked", path, err)
+		}
+		held.Close()
+		open(t, path).Close()
+	})
+	t.Run("a relative path and a later chdir", func(t *testing.T) {
+		d1, d2 := t.TempDir(), t.TempDir()
+		t.Chdir(d1)
+		o := open(t, "outbox")
+		o.Append(write(0, "a"))
+		o.Append(write(1, "b"))
+		t.Chdir(d2)
+		list, _ := o.List()
+		if _, err := o.Drop(list[0].ID); err != nil {
+			t.Fatal(err)
+		}
+		o.Append(write(5, "c"))
+		o.Close()
+		if _, err := os.Stat(filepath.Join(d2, "outbox")); err == nil {
+			t.Error("the rewrite followed the chdir")
+		}
+		if got := timestamps(t, open(t, filepath.Join(d1, "outbox"))); !slices.Equal(got, []int64{1001, 1005}) {
+			t.Errorf("d1/outbox holds %v, want [1001 1005]", got)
+		}
+	})
+	t.Run("a directory link re-pointed: the held file is rewritten, no other", func(t *testing.T) {
+		dir := t.TempDir()
+		v1, v2 := filepath.Join(dir, "v1"), filepath.Join(dir, "v2")
+		os.Mkdir(v1, 0o700)
+		os.Mkdir(v2, 0o700)
+		cur := filepath.Join(dir, "current")
+		os.Symlink(v1, cur)
+		a := open(t, filepath.Join(cur, "outbox"))
+		a.Append(write(0, "a"))
+		a.Append(write(1, "a"))
+		os.Remove(cur)
+		os.Symlink(v2, cur)
+		b := open(t, filepath.Join(cur, "outbox"))
+		b.Append(write(9, "b"))
+		list, _ := a.List()
+		if _, err := a.Drop(list[0].ID); err != nil {
+			t.Fatal(err)
+		}
+		a.Close()
+		b.Close()
+		if got := timestamps(t, open(t, filepath.Join(v2, "outbox"))); !slices.Equal(got, []int64{1009}) {
+			t.Errorf("v2/outbox holds %v, want b's [1009]", got)
+		}
+		if got := timestamps(t, open(t, filepath.Join(v1, "outbox"))); !slices.Equal(got, []int64{1001}) {
+			t.Errorf("v1/outbox holds %v, want [1001]", got)
+		}
+	})
+	t.Run("a rewrite keeps the file's permissions", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "outbox")
+		fill(t, path, 2)
+		os.Chmod(path, 0o640)
+		o := open(t, path)
+		list, _ := o.List()
+		o.Drop(list[0].ID)
+		if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o640 {
+			t.Errorf("mode after a rewrite %v, want 0640", fi.Mode().Perm())
+		}
+	})
+	t.Run("an outbox named like the rewrite's temporary file is left alone", func(t *testing.T) {
+		dir := t.TempDir()
+		other := filepath.Join(dir, "orders.tmp")
+		fill(t, other, 3)
+		open(t, filepath.Join(dir, "orders")).Close()
+		if got := timestamps(t, open(t, other)); len(got) != 3 {
+			t.Errorf("orders.tmp holds %v", got)
+		}
+	})
+	t.Run("crafted damage does not make Open slow", func(t *testing.T) {
+		pat := []byte{0x00, 0x10, 0x00, 0x00, 0xde, 0xad, 0xbe, 0xef, '{'}
+		tail := bytes.Repeat(pat, (3<<20)/len(pat))
+		start := time.Now()
+		TornTail(tail)
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("TornTail on a crafted 3 MB tail took %v", d)
+		}
+	})
 }

@@ -5,6 +5,8 @@ package outbox
 import (
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"syscall"
 )
@@ -23,4 +25,26 @@ func lockFile(f *os.File) error {
 		return fmt.Errorf("outbox: lock: %w", err)
 	}
 	return nil
+}
+
+// lockPath takes an exclusive flock on the file at path (created if need be), held until
+// the returned Closer is closed.
+func lockPath(path string) (io.Closer, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("outbox: lock: %w", err)
+	}
+	if err := lockFile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// sameOwner gives f the owner of fi's file, where this process may (root, or the owner
+// already): best effort.
+func sameOwner(f *os.File, fi fs.FileInfo) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		_ = f.Chown(int(st.Uid), int(st.Gid))
+	}
 }

@@ -2,6 +2,7 @@ package outbox
 
 import (
 	"bufio"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -87,9 +88,13 @@ func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 //
 // One Outbox at a time may have a file open: Open takes an exclusive lock (flock, on
 // Unix) on the file itself, held until Close, so a second Open — in this process or
-// another, through a symlink or a hard link — gets ErrLocked. Opened through a
-// symlink, the outbox is the file the link points to: Replay and Drop rewrite that
-// file and leave the link. Where flock is unavailable the caller must ensure one
+// another, through a symlink or a hard link — gets ErrLocked; it also holds the
+// path+".lock" file earlier versions locked, so that one of those and this one never
+// share a file. The path is resolved when Open runs (symlinks, the working directory):
+// Replay and Drop rewrite the file it named then, by rename, leave a link as it is,
+// and refuse to rename over a file the path has come to name since. A hard link names
+// the outbox only until its first rewrite (the rename gives the outbox's path a new
+// file, and the link keeps the old one). Where flock is unavailable the caller must ensure one
 // Outbox per file. Within the process an Outbox is safe for concurrent use, and
 // records appended while Replay runs are kept.
 //
@@ -116,6 +121,8 @@ type Outbox[B comparable] struct {
 	f    *os.File   // also the lock (flock on the file itself)
 	size int64      // end of the last intact record: where the next append goes
 	cut  Cut
+	// legacyLock is the flock on real+".lock", the lock of earlier versions.
+	legacyLock io.Closer
 }
 
 // FileHeader opens every outbox file: a magic text and the format version (1).
@@ -147,17 +154,25 @@ func Open[B comparable](path string, d *Driver[B]) (*Outbox[B], error) {
 	if err != nil {
 		return nil, err
 	}
-	f, created, err := openLocked(real)
+	f, err := openLocked(real)
 	if err != nil {
+		return nil, err
+	}
+	// The lock file of versions before the lock was on the outbox itself: held too, so
+	// that such a process and this one never have the file open at once.
+	legacyLock, err := lockPath(real + ".lock")
+	if err != nil {
+		f.Close()
 		return nil, err
 	}
 	fail := func(err error) (*Outbox[B], error) {
 		f.Close()
+		legacyLock.Close()
 		return nil, err
 	}
-	// A temporary file left by a Replay that crashed before its rename: the outbox file
+	// A temporary file left by a rewrite that crashed before its rename: the outbox file
 	// itself is still complete.
-	_ = os.Remove(real + ".tmp")
+	removeTemp(real + rewriteSuffix)
 	st, err := f.Stat()
 	if err != nil {
 		return fail(fmt.Errorf("outbox: open: %w", err))
@@ -167,18 +182,19 @@ func Open[B comparable](path string, d *Driver[B]) (*Outbox[B], error) {
 	if _, err := f.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
 		return fail(fmt.Errorf("outbox: read: %w", err))
 	}
-	o := &Outbox[B]{d: d, path: path, real: real, f: f}
+	o := &Outbox[B]{d: d, path: path, real: real, f: f, legacyLock: legacyLock}
 	start := int64(len(FileHeader))
 	legacy := false
 	switch {
-	case strings.HasPrefix(FileHeader, string(head)) && size < start:
-		// New, or a crash cut the header's first write: nothing was ever acknowledged.
-		if err := o.writeHeader(created || size > 0); err != nil {
+	case size == 0:
+		// An empty file: nothing to lose (Open creates files with their header, so this
+		// is one made by hand, or by a version before the header).
+		if err := o.writeHeader(); err != nil {
 			return fail(err)
 		}
 		return o, nil
 	case string(head) == FileHeader:
-	case string(head[:len(head)-1]) == FileHeader[:len(FileHeader)-1]:
+	case len(head) == len(FileHeader) && string(head[:len(head)-1]) == FileHeader[:len(FileHeader)-1]:
 		return fail(&CorruptError{Path: path, Offset: int64(len(FileHeader)) - 1,
 			Reason: fmt.Sprintf("format %d: this version reads format %d (a file of a newer cqlsafe, or damage)", head[len(head)-1], FileHeader[len(FileHeader)-1])})
 	default:
@@ -188,7 +204,7 @@ func Open[B comparable](path string, d *Driver[B]) (*Outbox[B], error) {
 		}
 		if !legacy {
 			// A damaged header with records after it is damage, not another file.
-			if recs, _, _, err := ScanRecords(f, start, max(start, size)); size > start && err == nil && len(recs) > 0 {
+			if size > start && intactFrom(f, start, size) {
 				return fail(&CorruptError{Path: path, Offset: 0, Reason: "the header is damaged; intact records follow it"})
 			}
 			return fail(fmt.Errorf("%w: %s (%d bytes, no outbox header)", ErrNotOutbox, path, size))
@@ -205,15 +221,14 @@ func Open[B comparable](path string, d *Driver[B]) (*Outbox[B], error) {
 		}
 		o.cut = Cut{Offset: good, Bytes: size - good}
 	}
+	o.size = good
 	if legacy {
 		// Rewritten with a header (and without the torn tail): the same records.
-		o.size = good
 		if err := o.rewriteLocked(recs, good); err != nil {
 			return fail(err)
 		}
 		return o, nil
 	}
-	o.size = good
 	if good < size {
 		if err := f.Truncate(good); err != nil {
 			return fail(fmt.Errorf("outbox: cut torn tail: %w", err))
@@ -225,49 +240,60 @@ func Open[B comparable](path string, d *Driver[B]) (*Outbox[B], error) {
 	return o, nil
 }
 
-// writeHeader starts an empty outbox file: the header, fsynced, and the directory
-// fsynced when the file is new, so that records acknowledged later cannot vanish with
-// the file's directory entry on a power loss.
-func (o *Outbox[B]) writeHeader(syncDirectory bool) error {
-	if err := o.f.Truncate(0); err != nil {
-		return fmt.Errorf("outbox: create: %w", err)
+// rewriteSuffix names the file a rewrite writes before renaming it over the outbox.
+const rewriteSuffix = ".outbox-rewrite"
+
+// removeTemp removes a rewrite's leftover at name — a regular file only.
+func removeTemp(name string) {
+	if fi, err := os.Lstat(name); err == nil && fi.Mode().IsRegular() {
+		_ = os.Remove(name)
 	}
+}
+
+// writeHeader starts an empty outbox file: the header, fsynced, and its directory
+// fsynced, so that records acknowledged later cannot vanish with the file's directory
+// entry on a power loss.
+func (o *Outbox[B]) writeHeader() error {
 	if _, err := o.f.WriteAt([]byte(FileHeader), 0); err != nil {
 		return fmt.Errorf("outbox: create: %w", err)
 	}
 	if err := o.f.Sync(); err != nil {
 		return fmt.Errorf("outbox: fsync: %w", err)
 	}
-	if syncDirectory {
-		if err := syncDir(filepath.Dir(o.real)); err != nil {
-			return fmt.Errorf("outbox: create: sync directory: %w", err)
-		}
+	if err := syncDir(filepath.Dir(o.real)); err != nil {
+		return fmt.Errorf("outbox: create: sync directory: %w", err)
 	}
 	o.size = int64(len(FileHeader))
 	return nil
 }
 
-// resolve is the file path names: path itself, or the file a symlink at path points
-// to, so that a rewrite replaces that file and leaves the link. A symlink to nothing
-// is refused: what it should create is not clear.
+// resolve is the absolute path of the file path names, every symlink resolved — path
+// itself, or the file a symlink at path points to, in the directory it is in now — so
+// that a rewrite replaces that file, leaves the link, and does not follow a later
+// chdir or a re-pointed directory link. A symlink to nothing is refused: what it should
+// create is not clear.
 func resolve(path string) (string, error) {
 	if path == "" {
 		return "", errors.New("outbox: empty path")
 	}
-	fi, err := os.Lstat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return path, nil
-	}
+	abs, err := filepath.Abs(path)
 	if err != nil {
 		return "", fmt.Errorf("outbox: open: %w", err)
 	}
-	if fi.Mode()&fs.ModeSymlink == 0 {
-		if !fi.Mode().IsRegular() {
-			return "", fmt.Errorf("%w: %s is not a regular file", ErrNotOutbox, path)
+	fi, err := os.Lstat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		dir, err := filepath.EvalSymlinks(filepath.Dir(abs))
+		if err != nil {
+			return "", fmt.Errorf("outbox: open: %w", err)
 		}
-		return path, nil
+		return filepath.Join(dir, filepath.Base(abs)), nil
+	case err != nil:
+		return "", fmt.Errorf("outbox: open: %w", err)
+	case fi.Mode()&fs.ModeSymlink == 0 && !fi.Mode().IsRegular():
+		return "", fmt.Errorf("%w: %s is not a regular file", ErrNotOutbox, path)
 	}
-	real, err := filepath.EvalSymlinks(path)
+	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		return "", fmt.Errorf("outbox: open: symlink %s: %w", path, err)
 	}
@@ -277,51 +303,96 @@ func resolve(path string) (string, error) {
 	return real, nil
 }
 
-// openLocked opens (creating) the file at real and locks it. A Replay elsewhere may
+// create makes the outbox file at real, header and all, atomically: written under a
+// name of its own, fsynced, then linked to real — which fails if real exists (another
+// Open made it first: fine) — so no one ever sees a file with half a header.
+func create(real string) error {
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := real + ".outbox-new-" + hex.EncodeToString(rnd[:])
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("outbox: create: %w", err)
+	}
+	defer os.Remove(tmp)
+	_, err = f.WriteString(FileHeader)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("outbox: create: %w", err)
+	}
+	if err := os.Link(tmp, real); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("outbox: create: %w", err)
+	}
+	if err := syncDir(filepath.Dir(real)); err != nil {
+		return fmt.Errorf("outbox: create: sync directory: %w", err)
+	}
+	return nil
+}
+
+// openLocked opens (creating) the file at real and locks it. A rewrite elsewhere may
 // rename a new file over it between the open and the lock; the lock then guards a file
 // no one else will open, so it is taken again on the file the path names now.
-func openLocked(real string) (f *os.File, created bool, err error) {
+func openLocked(real string) (*os.File, error) {
 	for range 20 {
-		_, serr := os.Lstat(real)
-		created = errors.Is(serr, fs.ErrNotExist)
-		f, err = os.OpenFile(real, os.O_RDWR|os.O_CREATE, 0o600)
+		if _, err := os.Lstat(real); errors.Is(err, fs.ErrNotExist) {
+			if err := create(real); err != nil {
+				return nil, err
+			}
+		}
+		f, err := os.OpenFile(real, os.O_RDWR, 0)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // removed since: create it again
+		}
 		if err != nil {
-			return nil, false, fmt.Errorf("outbox: open: %w", err)
+			return nil, fmt.Errorf("outbox: open: %w", err)
 		}
 		if err := lockFile(f); err != nil {
 			f.Close()
-			return nil, false, err
+			return nil, err
 		}
-		held, err1 := f.Stat()
-		named, err2 := os.Stat(real)
-		if err1 == nil && err2 == nil && os.SameFile(held, named) {
-			return f, created, nil
+		if namesFile(real, f) {
+			return f, nil
 		}
 		f.Close()
 	}
-	return nil, false, fmt.Errorf("%w (%s: replaced while opening)", ErrLocked, real)
+	return nil, fmt.Errorf("%w (%s: replaced while opening)", ErrLocked, real)
+}
+
+// namesFile reports whether path names the file f has open (same device and inode).
+func namesFile(path string, f *os.File) bool {
+	held, err1 := f.Stat()
+	named, err2 := os.Stat(path)
+	return err1 == nil && err2 == nil && os.SameFile(held, named)
+}
+
+// intactFrom reports whether an intact record starts at from.
+func intactFrom(f *os.File, from, size int64) bool {
+	var hdr [recordHeader]byte
+	if size-from < recordHeader {
+		return false
+	}
+	if _, err := f.ReadAt(hdr[:], from); err != nil {
+		return false
+	}
+	n := int64(binary.BigEndian.Uint32(hdr[0:4]))
+	if n == 0 || n > maxRecord || from+recordHeader+n > size {
+		return false
+	}
+	payload := make([]byte, n)
+	if _, err := f.ReadAt(payload, from+recordHeader); err != nil {
+		return false
+	}
+	return payload[0] == '{' && crc32.Checksum(payload, castagnoli) == binary.BigEndian.Uint32(hdr[4:8])
 }
 
 // legacyFile reports whether f is an outbox written before files had a header: its
 // first bytes are an intact record.
-func legacyFile(f *os.File, size int64) (bool, error) {
-	if size < recordHeader {
-		return false, nil
-	}
-	var hdr [recordHeader]byte
-	if _, err := f.ReadAt(hdr[:], 0); err != nil {
-		return false, err
-	}
-	n := int64(binary.BigEndian.Uint32(hdr[0:4]))
-	if n == 0 || n > maxRecord || recordHeader+n > size {
-		return false, nil
-	}
-	payload := make([]byte, n)
-	if _, err := f.ReadAt(payload, recordHeader); err != nil {
-		return false, err
-	}
-	return payload[0] == '{' && crc32.Checksum(payload, castagnoli) == binary.BigEndian.Uint32(hdr[4:8]), nil
-}
+func legacyFile(f *os.File, size int64) (bool, error) { return intactFrom(f, 0, size), nil }
 
 // Close closes the file and releases its lock.
 func (o *Outbox[B]) Close() error {
@@ -332,6 +403,9 @@ func (o *Outbox[B]) Close() error {
 	}
 	err := o.f.Close() // releases the lock
 	o.f = nil
+	if lerr := o.legacyLock.Close(); err == nil {
+		err = lerr
+	}
 	return err
 }
 
@@ -427,12 +501,24 @@ func (o *Outbox[B]) rewrite(keep []RawRecord, end int64) error {
 }
 
 func (o *Outbox[B]) rewriteLocked(keep []RawRecord, end int64) error {
+	// The path must still name the file this Outbox holds: renaming over whatever it
+	// names now (a directory link re-pointed, the file replaced by hand) would clobber
+	// another file.
+	if !namesFile(o.real, o.f) {
+		return fmt.Errorf("outbox: rewrite: %s no longer names the file this Outbox holds: not rewritten", o.real)
+	}
+	held, err := o.f.Stat()
+	if err != nil {
+		return fmt.Errorf("outbox: rewrite: %w", err)
+	}
 	tail := make([]byte, o.size-end)
 	if _, err := o.f.ReadAt(tail, end); err != nil && !(errors.Is(err, io.EOF) && len(tail) == 0) {
 		return fmt.Errorf("outbox: read appended records: %w", err)
 	}
-	tmp := o.real + ".tmp"
-	nf, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	tmp := o.real + rewriteSuffix
+	removeTemp(tmp)
+	// O_EXCL: never through a symlink someone left at the temporary name.
+	nf, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("outbox: rewrite: %w", err)
 	}
@@ -441,6 +527,12 @@ func (o *Outbox[B]) rewriteLocked(keep []RawRecord, end int64) error {
 		os.Remove(tmp)
 		return fmt.Errorf("outbox: rewrite: %w", err)
 	}
+	// The new file keeps the old one's permissions and, where this process may set it,
+	// its owner: a rewrite by an operator's tool must leave a file the service can open.
+	if err := nf.Chmod(held.Mode().Perm()); err != nil {
+		return fail(err)
+	}
+	sameOwner(nf, held)
 	// Locked before it takes the outbox's name: another Open that finds it there finds
 	// it held.
 	if err := lockFile(nf); err != nil {
