@@ -50,7 +50,7 @@ func (c *connFlags) register(fs *flag.FlagSet, keyspaceHelp string) {
 	fs.BoolVar(&c.connectOnly, "connect-only", false, "connect only to the given host, never to addresses the cluster announces (port mappings, NAT)")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "per-request timeout; also bounds connecting")
 	fs.BoolVar(&c.verbose, "v", false, "show the driver's (gocql's) own log on stderr")
-	c.logOut = fs.Output()
+	c.logOut = stderrOf(fs)
 }
 
 // logger is where gocql's log goes: nowhere by default (its reconnect chatter would

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -57,6 +58,12 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if *events < 1 || *events > 10_000_000 {
 		return usageError{fmt.Errorf("demo: --events must be 1..10000000, got %d", *events)}
+	}
+	hostsGiven := false
+	fs.Visit(func(f *flag.Flag) { hostsGiven = hostsGiven || f.Name == "hosts" })
+	if hostsGiven && strings.TrimSpace(cf.hosts) == "" {
+		// An empty --hosts (an unset variable in a script) must not start a node.
+		return usageError{errors.New("demo: --hosts is empty: name host:port, or leave --hosts out to start a throwaway node")}
 	}
 	start := time.Now()
 	progress := func(msg string) { fmt.Fprintf(stderr, "[%5.1fs] %s\n", time.Since(start).Seconds(), msg) }

@@ -81,7 +81,7 @@ func runLint(ctx context.Context, args []string, stdout, stderr io.Writer, stdin
 		f.Usage = "read the column types from this cluster: host:port[,host:port]"
 	}
 	if err := fs.Parse(args); err != nil {
-		return flagErr(err)
+		return flagErr(fs, err)
 	}
 	hostsGiven := false
 	fs.Visit(func(f *flag.Flag) { hostsGiven = hostsGiven || f.Name == "hosts" })

@@ -20,6 +20,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
 )
 
 const usage = `cqlsafe — safe-to-retry, cheap-to-overwrite writes for Apache Cassandra
@@ -102,30 +107,101 @@ type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
+// flagSets keeps, per flag set, where its command writes (stderr) and how it prints
+// its usage: the flag package's own output is discarded, so that a mistake is one line
+// (printed once, by run) and only --help prints the whole usage.
+var flagSets sync.Map // *flag.FlagSet → flagSetInfo
+
+type flagSetInfo struct {
+	stderr io.Writer
+	usage  func()
+}
+
 func newFlagSet(name string, stderr io.Writer, help string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	flagSets.Store(fs, flagSetInfo{stderr: stderr, usage: func() {
 		fmt.Fprintf(stderr, "usage: cqlsafe %s\n\n%s\n\nflags:\n", name, help)
+		fs.SetOutput(stderr)
 		fs.PrintDefaults()
-	}
+		fs.SetOutput(io.Discard)
+	}})
 	return fs
 }
 
-func flagErr(err error) error {
+// stderrOf is where fs's command writes its messages.
+func stderrOf(fs *flag.FlagSet) io.Writer {
+	if v, ok := flagSets.Load(fs); ok {
+		return v.(flagSetInfo).stderr
+	}
+	return os.Stderr
+}
+
+// badDuration matches the flag package's error for a value a flag cannot take.
+var badValue = regexp.MustCompile(`^invalid value "(.*)" for flag -([^:]+): `)
+
+// flagErr is a parse error of fs: --help prints the usage (exit 0); a mistake is one
+// line that says what to write, with a hint for a duration without its unit.
+func flagErr(fs *flag.FlagSet, err error) error {
 	if errors.Is(err, flag.ErrHelp) {
+		if v, ok := flagSets.Load(fs); ok {
+			v.(flagSetInfo).usage()
+		}
 		return err
 	}
-	return usageError{err}
+	if m := badValue.FindStringSubmatch(err.Error()); m != nil {
+		if f := fs.Lookup(m[2]); f != nil {
+			if g, ok := f.Value.(flag.Getter); ok {
+				if _, isDur := g.Get().(time.Duration); isDur {
+					if _, nerr := strconv.ParseFloat(m[1], 64); nerr == nil {
+						return usageError{fmt.Errorf("%s: --%s %s: a duration needs its unit (%ss? %sms?)", commandName(fs), m[2], m[1], m[1], m[1])}
+					}
+					return usageError{fmt.Errorf("%s: --%s %q is not a duration (10s, 500ms, 2m)", commandName(fs), m[2], m[1])}
+				}
+			}
+			return usageError{fmt.Errorf("%s: --%s %q: %s", commandName(fs), m[2], m[1], strings.TrimPrefix(err.Error(), m[0]))}
+		}
+	}
+	return usageError{fmt.Errorf("%s: %v (see cqlsafe %s --help)", commandName(fs), err, commandName(fs))}
+}
+
+// parseMixed parses flags given before, between or after the positional arguments,
+// which it returns in order.
+func parseMixed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, flagErr(fs, err)
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+// commandName is the command words of fs's name ("tombstone list" of "tombstone list
+// FILE [flags]").
+func commandName(fs *flag.FlagSet) string {
+	var words []string
+	for _, w := range strings.Fields(fs.Name()) {
+		if strings.ToLower(w) != w || strings.ContainsAny(w, "[]-|.") {
+			break
+		}
+		words = append(words, w)
+	}
+	return strings.Join(words, " ")
 }
 
 // parse parses flags and rejects positional arguments.
 func parse(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
-		return flagErr(err)
+		return flagErr(fs, err)
 	}
 	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("%s: unexpected argument %q", fs.Name(), fs.Arg(0))}
+		return usageError{fmt.Errorf("%s: unexpected argument %q", commandName(fs), fs.Arg(0))}
 	}
 	return nil
 }

@@ -39,17 +39,9 @@ func runOutbox(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		cf.register(fs, "keyspace the statements that name none run in (required)")
 	}
 	// The file (and IDs) may come before or after the flags.
-	var pos []string
-	rest := args[1:]
-	for {
-		if err := fs.Parse(rest); err != nil {
-			return flagErr(err)
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		rest = fs.Args()[1:]
+	pos, err := parseMixed(fs, args[1:])
+	if err != nil {
+		return err
 	}
 	if len(pos) == 0 {
 		return usageError{fmt.Errorf("outbox %s: name the outbox file", sub)}

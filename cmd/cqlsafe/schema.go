@@ -38,10 +38,6 @@ func runSchema(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return tw.Flush()
 	case "render", "apply":
 		sub := args[0]
-		if len(args) < 2 || strings.HasPrefix(args[1], "-") {
-			return usageError{fmt.Errorf("schema %s: name a template (see cqlsafe schema list)", sub)}
-		}
-		name := args[1]
 		fs := newFlagSet("schema "+sub+" NAME", stderr, schemaHelp)
 		var cf connFlags
 		cf.register(fs, "keyspace the template creates or uses (required)")
@@ -49,9 +45,17 @@ func runSchema(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		rf := fs.Int("rf", 1, "replication factor for SimpleStrategy")
 		dcs := fs.String("dc", "", "NetworkTopologyStrategy datacenters: dc1=3,dc2=3")
 		ttl := fs.Duration("ttl", 0, "table default TTL (e.g. 720h)")
-		if err := parse(fs, args[2:]); err != nil {
+		pos, err := parseMixed(fs, args[1:]) // flags before or after the name
+		if err != nil {
 			return err
 		}
+		switch {
+		case len(pos) == 0:
+			return usageError{fmt.Errorf("schema %s: name a template (see cqlsafe schema list)", sub)}
+		case len(pos) > 1:
+			return usageError{fmt.Errorf("schema %s: unexpected argument %q", sub, pos[1])}
+		}
+		name := pos[0]
 		if cf.keyspace == "" {
 			return usageError{fmt.Errorf("schema %s: --keyspace is required", sub)}
 		}

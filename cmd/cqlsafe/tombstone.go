@@ -237,6 +237,19 @@ func splitKey(s string) ([][2]string, error) {
 // float32, a timestamp refused when it has digits below the millisecond (Cassandra
 // keeps milliseconds: the row named would be another), a varint of any size.
 func parseValue(c overwrite.Column, s string) (any, error) {
+	v, err := parseTyped(c, s)
+	var ne *strconv.NumError
+	if errors.As(err, &ne) {
+		// strconv's words are Go's: say it in the column's type.
+		if errors.Is(ne.Err, strconv.ErrRange) {
+			return nil, fmt.Errorf("%s is out of range for %s", s, c.CQLType)
+		}
+		return nil, fmt.Errorf("%q is not a %s value", s, c.CQLType)
+	}
+	return v, err
+}
+
+func parseTyped(c overwrite.Column, s string) (any, error) {
 	switch c.Type.Type() {
 	case gocql.TypeVarchar, gocql.TypeText, gocql.TypeAscii:
 		return s, nil

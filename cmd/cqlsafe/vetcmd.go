@@ -54,7 +54,7 @@ func runVet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	schemaFile := fs.String("schema", "", "CQL file whose CREATE TABLE statements give column kinds and primary keys")
 	verbose := fs.Bool("v", false, "also list the driver calls whose CQL was not analysed (rule not-analysed)")
 	if err := fs.Parse(args); err != nil {
-		return flagErr(err)
+		return flagErr(fs, err)
 	}
 	var sch *vet.Schema
 	if *schemaFile != "" {
