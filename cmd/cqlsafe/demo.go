@@ -231,7 +231,7 @@ func (d *demo) retry(w io.Writer) error {
 	if wt != pinned {
 		same = fmt.Sprintf("WRITETIME %d != pinned %d", wt, pinned)
 	}
-	fmt.Fprintf(w, "idempotent write, response dropped\t—\twritten once after %d attempts, %s (rows: %d)\n", attempts.Load()+1, same, n)
+	fmt.Fprintf(w, "idempotent write, response dropped\t(not run)\twritten once after %d attempts, %s (rows: %d)\n", attempts.Load()+1, same, n)
 
 	d.progress("the same fault on a counter increment")
 	px.SetRule(faultproxy.DropNext(1, faultproxy.Writes("UPDATE hits")))
@@ -252,7 +252,11 @@ func (d *demo) retry(w io.Writer) error {
 	if errors.Is(perr, retry.ErrOutcomeUnknown) {
 		verdict = "not retried, caller told the outcome is unknown"
 	}
-	fmt.Fprintf(w, "one counter increment, response dropped\tcounter = %d (over-counted)\tcounter = %d (%s)\n", c2, c1, verdict)
+	naive := fmt.Sprintf("counter = %d (over-counted)", c2)
+	if c2 <= 1 {
+		naive = fmt.Sprintf("counter = %d", c2)
+	}
+	fmt.Fprintf(w, "one counter increment, response dropped\t%s\tcounter = %d (%s)\n", naive, c1, verdict)
 	return nil
 }
 
@@ -288,7 +292,7 @@ func (d *demo) eventlog(w io.Writer) error {
 		n++
 		buckets[e.Bucket] = true
 	}
-	fmt.Fprintf(w, "event log append / replay\t—\t%d events in %v / %d replayed in order in %v (%d buckets)\n",
+	fmt.Fprintf(w, "event log append / replay\t(not run)\t%d events in %v / %d replayed in order in %v (%d buckets)\n",
 		d.events, appendDur.Round(time.Millisecond), n, time.Since(t0).Round(time.Millisecond), len(buckets))
 	return nil
 }
@@ -300,8 +304,10 @@ func (d *demo) undelete(w io.Writer) error {
 	if err := d.exec("CREATE TABLE accounts (id int PRIMARY KEY, name text, balance bigint)"); err != nil {
 		return err
 	}
-	if err := d.s.Query("INSERT INTO accounts (id, name, balance) VALUES (1, 'Ada', 100)").Exec(); err != nil {
-		return err
+	for _, id := range []int{1, 2} {
+		if err := d.s.Query("INSERT INTO accounts (id, name, balance) VALUES (?, 'Ada', 100)", id).Exec(); err != nil {
+			return err
+		}
 	}
 	tbl, err := overwrite.Describe(d.ctx, d.s, d.ks, "accounts")
 	if err != nil {
@@ -324,6 +330,18 @@ func (d *demo) undelete(w io.Writer) error {
 	if err := d.s.Query("SELECT name, balance FROM accounts WHERE id = 1").Scan(&name, &balance); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "delete + undelete\t(gone for good)\trestored name=%s balance=%d\n", name, balance)
+	// The naive side: a plain DELETE, and what is left to restore the row from.
+	if err := d.s.Query("DELETE FROM accounts WHERE id = 2").Exec(); err != nil {
+		return err
+	}
+	var left int
+	if err := d.s.Query("SELECT COUNT(*) FROM accounts WHERE id = 2").Scan(&left); err != nil {
+		return err
+	}
+	naive := "row gone, nothing kept to restore it from"
+	if left != 0 {
+		naive = fmt.Sprintf("%d row(s) left", left)
+	}
+	fmt.Fprintf(w, "delete + undelete\t%s\trestored name=%s balance=%d\n", naive, name, balance)
 	return nil
 }
