@@ -27,7 +27,7 @@ var (
 type Template struct {
 	Name         string // e.g. "eventlog"
 	DefaultTable string // the table name used when Params.Table is empty
-	Summary      string // the first comment line
+	Summary      string // the first sentence of the leading comment
 }
 
 var defaultTables = map[string]string{
@@ -42,12 +42,33 @@ func Templates() []Template {
 	for _, e := range entries {
 		name := strings.TrimSuffix(e.Name(), ".cql")
 		text, _ := files.ReadFile("templates/" + e.Name())
-		first, _, _ := strings.Cut(string(text), "\n")
-		out = append(out, Template{Name: name, DefaultTable: defaultTables[name],
-			Summary: strings.TrimSpace(strings.TrimPrefix(first, "--"))})
+		out = append(out, Template{Name: name, DefaultTable: defaultTables[name], Summary: summary(string(text))})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// summary is the first sentence of a template's leading comment, whole even when it
+// runs over several comment lines.
+func summary(text string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "--") {
+			break
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(strings.TrimSpace(strings.TrimPrefix(line, "--")))
+		if i := strings.Index(b.String(), ". "); i >= 0 {
+			return b.String()[:i+1]
+		}
+		if strings.HasSuffix(b.String(), ".") {
+			return b.String()
+		}
+	}
+	return b.String()
 }
 
 // Source returns a template's text as shipped, for copying into your own repository.
