@@ -50,7 +50,7 @@ func New[TI any, U ~[16]byte](drv table.Driver[TI], s Session, id string, old, n
 	case transform == nil:
 		return nil, errors.New("keymigrate: nil transform")
 	case old.Keyspace == new.Keyspace && old.Name == new.Name:
-		return nil, fmt.Errorf("keymigrate: --old and --new name the same table, %s.%s: a migration copies rows into another table, with the new key format", old.Keyspace, old.Name)
+		return nil, fmt.Errorf("keymigrate: old and new are the same table, %s.%s: a migration copies rows into another table, with the new key format", old.Keyspace, old.Name)
 	}
 	oldVals, newVals := valueColumns(old), valueColumns(new)
 	if !slices.Equal(names(oldVals), names(newVals)) {
