@@ -96,7 +96,11 @@ func runTombstone(ctx context.Context, args []string, stdin io.Reader, stdout, s
 			return p.Reason // no record at all: one line, nothing to show
 		}
 		fmt.Fprintf(stdout, "row:      %s.%s %s\n", tbl.Keyspace, tbl.Name, *key)
-		fmt.Fprintf(stdout, "deleted:  %s by %q (timestamp %d)\n", p.Tombstone.At.Format(time.RFC3339), p.Tombstone.CommandID, p.Tombstone.Timestamp)
+		what := "deleted: "
+		if p.Tombstone.Action == tombstone.ActionUndelete {
+			what = "restored:" // the last record is an undelete: the row was brought back
+		}
+		fmt.Fprintf(stdout, "%s %s by %q (timestamp %d)\n", what, p.Tombstone.At.Format(time.RFC3339), p.Tombstone.CommandID, p.Tombstone.Timestamp)
 		fmt.Fprintf(stdout, "restore:  %s\n", formatValues(p.Restore))
 		if p.Current == nil {
 			fmt.Fprintf(stdout, "now:      (row does not exist)\n")
