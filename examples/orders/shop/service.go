@@ -456,7 +456,8 @@ func (svc *Service) UndeleteOrder(ctx context.Context, id gocql.UUID, command st
 	if err != nil {
 		return err
 	}
-	if n := len(recs); n > 0 && recs[n-1].Action == tombstone.ActionUndelete && recs[n-1].CommandID == command {
+	// Newest first: the last record is recs[0].
+	if len(recs) > 0 && recs[0].Action == tombstone.ActionUndelete && recs[0].CommandID == command {
 		return nil // restored by this command: the same request again
 	}
 	_, err = svc.tombs.Undelete(ctx, svc.orders, key, command)
