@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -337,4 +339,141 @@ func TestExampleServiceUnderFaults(t *testing.T) {
 		// req-1, req-2, req-3: req-5's first run stopped before its counter.
 		t.Errorf("customer: %d, %+v; want 3 orders counted", c, cust)
 	}
+}
+
+// callBody sends a raw body and returns the status and the answer's text.
+func (st *serviceUnderTest) callBody(method, path, key, body string) (int, string) {
+	st.t.Helper()
+	req, err := http.NewRequest(method, st.srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		st.t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	resp, err := st.srv.Client().Do(req)
+	if err != nil {
+		st.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	st.t.Logf("%s %s %s → %d %s", method, path, body, resp.StatusCode, bytes.TrimSpace(raw))
+	return resp.StatusCode, string(raw)
+}
+
+// TestExampleServiceIdempotentEndpoints: every write endpoint of the example service
+// sent again under its Idempotency-Key — with the same body (the first answer again,
+// nothing new in Cassandra, also after a dropped response) and with another body (409,
+// nothing changed) — and client errors answered 4xx in the API's words.
+func TestExampleServiceIdempotentEndpoints(t *testing.T) {
+	st := startService(t)
+	customer := gocql.MustRandomUUID()
+	if c := st.call("PUT", "/customers/"+customer.String(), "", map[string]any{"name": "Ada", "email": "ada@example.com"}, nil); c != 200 {
+		t.Fatalf("PUT customer: %d", c)
+	}
+	at := time.Now().Add(-time.Hour).UTC().Truncate(time.Millisecond)
+	order := map[string]any{"customer": customer, "at": at, "items": []map[string]any{{"sku": "A-1", "qty": 2, "unit_cents": 1250}}}
+	var first, again shop.Order
+	if c := st.call("POST", "/orders", "o-1", order, &first); c != 201 {
+		t.Fatalf("POST order: %d", c)
+	}
+	if c := st.call("POST", "/orders", "o-1", order, &again); c != 200 || again.ID != first.ID || again.TotalCents != first.TotalCents {
+		t.Fatalf("POST order again: %d %+v, want 200 and the first order", c, again)
+	}
+	other := map[string]any{"customer": customer, "at": at, "items": []map[string]any{{"sku": "A-1", "qty": 3, "unit_cents": 1250}}}
+	if c := st.call("POST", "/orders", "o-1", other, nil); c != 409 {
+		t.Errorf("POST another order under the key: %d, want 409", c)
+	}
+	var total int64
+	if err := st.direct.Query(`SELECT total_cents FROM orders WHERE id = ?`, first.ID).Scan(&total); err != nil || total != 2500 {
+		t.Errorf("order total %d (%v) after the conflicting request, want 2500", total, err)
+	}
+	nobody := map[string]any{"customer": gocql.MustRandomUUID(), "at": at, "items": []map[string]any{{"sku": "A-1", "qty": 1, "unit_cents": 1}}}
+	if c, body := st.callBody("POST", "/orders", "o-2", mustJSON(t, nobody)); c != 400 || !strings.Contains(body, "does not exist") {
+		t.Errorf("an order for a customer that does not exist: %d %s, want 400", c, body)
+	}
+	if n := st.count(`SELECT COUNT(*) FROM orders WHERE id = ?`, shop.OrderID("o-2")); n != 0 {
+		t.Errorf("the refused order wrote %d rows", n)
+	}
+
+	// A status change, its UPDATE's response dropped; the same request again; the key
+	// with another status, or another time.
+	spath := "/orders/" + first.ID.String() + "/status"
+	when := time.Now().Add(-time.Minute).UTC().Truncate(time.Microsecond)
+	st.px.SetRule(faultproxy.DropNext(1, faultproxy.Writes("SET status")))
+	for i := 0; i < 2; i++ {
+		if c := st.call("POST", spath, "pay-1", map[string]any{"status": "paid", "at": when}, nil); c != 200 {
+			t.Fatalf("POST status (%d): %d", i, c)
+		}
+	}
+	for _, body := range []map[string]any{{"status": "shipped", "at": when}, {"status": "paid", "at": when.Add(time.Second)}} {
+		if c := st.call("POST", spath, "pay-1", body, nil); c != 409 {
+			t.Errorf("the key with %v: %d, want 409", body, c)
+		}
+	}
+	var status string
+	var wt int64
+	if err := st.direct.Query(`SELECT status, WRITETIME(status) FROM orders WHERE id = ?`, first.ID).Scan(&status, &wt); err != nil || status != "paid" || wt != when.UnixMicro() {
+		t.Errorf("status %q at %d (%v), want paid at %d", status, wt, err, when.UnixMicro())
+	}
+	var evs []map[string]any
+	if c := st.call("GET", spath[:len(spath)-len("/status")]+"/events", "", nil, &evs); c != 200 || len(evs) != 2 || evs[1]["payload"] != "paid" {
+		t.Errorf("events: %d %v, want placed and paid", c, evs)
+	}
+	if c := st.call("GET", "/orders/"+gocql.MustRandomUUID().String()+"/events", "", nil, nil); c != 404 {
+		t.Errorf("events of an unknown order: %d, want 404", c)
+	}
+
+	// Delete, sent again; undelete, sent again; the delete's key once more after the
+	// undelete: answered, not deleted anew.
+	opath := "/orders/" + first.ID.String()
+	var d1, d2 map[string]any
+	if c := st.call("DELETE", opath, "del-1", nil, &d1); c != 200 {
+		t.Fatalf("DELETE: %d", c)
+	}
+	if c := st.call("DELETE", opath, "del-1", nil, &d2); c != 200 || fmt.Sprint(d1) != fmt.Sprint(d2) {
+		t.Fatalf("DELETE again: %d %v, want 200 and %v", c, d2, d1)
+	}
+	if n := st.count(`SELECT COUNT(*) FROM orders WHERE id = ?`, first.ID); n != 0 {
+		t.Fatalf("deleted order holds %d rows", n)
+	}
+	for i := 0; i < 2; i++ {
+		if c := st.call("POST", opath+"/undelete", "", map[string]any{"command": "del-1"}, nil); c != 200 {
+			t.Fatalf("undelete (%d): %d", i, c)
+		}
+	}
+	if c := st.call("DELETE", opath, "del-1", nil, &d2); c != 200 || fmt.Sprint(d1) != fmt.Sprint(d2) {
+		t.Errorf("the delete's key after the undelete: %d %v, want the first answer", c, d2)
+	}
+	if n := st.count(`SELECT COUNT(*) FROM orders WHERE id = ?`, first.ID); n != 1 {
+		t.Errorf("the order after the delete's key was sent again: %d rows, want 1 (restored, not deleted anew)", n)
+	}
+	if c, _ := st.callBody("POST", opath+"/undelete", "", `{}`); c != 400 {
+		t.Errorf("undelete without command: %d, want 400", c)
+	}
+	if c, _ := st.callBody("POST", opath+"/undelete", "", `{"command":"never"}`); c != 404 {
+		t.Errorf("undelete by an unknown command: %d, want 404", c)
+	}
+
+	// Client errors in the API's words.
+	for _, c := range []struct{ body, want string }{
+		{`[]`, "a JSON object is expected"},
+		{`{"customer":"` + customer.String() + `","at":"` + at.Format(time.RFC3339Nano) + `","items":[{"sku":"B-1","qty":-1,"unit_cents":100}]}`, `items[0] (sku \"B-1\"`},
+		{`{"customer":"` + customer.String() + `","items":"x"}`, `field \"items\" must be an array`},
+		{`{"customer":`, "ends too early"},
+	} {
+		code, body := st.callBody("POST", "/orders", "bad-2", c.body)
+		if code != 400 || !strings.Contains(body, c.want) || strings.Contains(body, "Go value") || strings.Contains(body, "{SKU:") {
+			t.Errorf("POST /orders %s: %d %s, want 400 with %q", c.body, code, body, c.want)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
