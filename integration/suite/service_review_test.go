@@ -56,7 +56,7 @@ func countEvents(t *testing.T, svc *shop.Service, id gocql.UUID, typ string) int
 func TestExampleServicePlaceOrderFutureAt(t *testing.T) {
 	svc, direct, _ := reviewService(t)
 	ctx := context.Background()
-	cust := gocql.MustRandomUUID()
+	cust := newCustomer(t, svc)
 	req := shop.NewOrder{Customer: cust, At: time.Now().Add(2 * time.Hour), Items: []shop.Item{{SKU: "A", Qty: 1, UnitCents: 1}}}
 	_, _, err := svc.PlaceOrder(ctx, "future-1", req)
 	if !errors.Is(err, shop.ErrInvalid) {
@@ -85,7 +85,7 @@ func TestExampleServicePlaceOrderFutureAt(t *testing.T) {
 func TestExampleServiceQtyOverflowBurnsCoupon(t *testing.T) {
 	svc, direct, _ := reviewService(t)
 	ctx := context.Background()
-	cust := gocql.MustRandomUUID()
+	cust := newCustomer(t, svc)
 	req := shop.NewOrder{At: reviewAt, Customer: cust, Coupon: "BIG", Items: []shop.Item{{SKU: "A", Qty: math.MaxInt32 + 1, UnitCents: 1}}}
 	_, _, err := svc.PlaceOrder(ctx, "qty-1", req)
 	if !errors.Is(err, shop.ErrInvalid) {
@@ -105,7 +105,7 @@ func TestExampleServiceQtyOverflowBurnsCoupon(t *testing.T) {
 // Totals overflow int64 silently.
 func TestExampleServiceTotalOverflow(t *testing.T) {
 	svc, _, _ := reviewService(t)
-	o, _, err := svc.PlaceOrder(context.Background(), "total-1", shop.NewOrder{At: reviewAt, Customer: gocql.MustRandomUUID(),
+	o, _, err := svc.PlaceOrder(context.Background(), "total-1", shop.NewOrder{At: reviewAt, Customer: newCustomer(t, svc),
 		Items: []shop.Item{{SKU: "A", Qty: 2, UnitCents: math.MaxInt64/2 + 1}}})
 	if err == nil && o.TotalCents < 0 {
 		t.Errorf("order accepted with total_cents %d", o.TotalCents)
@@ -117,7 +117,7 @@ func TestExampleServiceTotalOverflow(t *testing.T) {
 func TestExampleServiceStatusResentWithoutAt(t *testing.T) {
 	svc, _, _ := reviewService(t)
 	ctx := context.Background()
-	o, _, err := svc.PlaceOrder(ctx, "st-1", shop.NewOrder{At: reviewAt, Customer: gocql.MustRandomUUID(), Items: []shop.Item{{SKU: "A", Qty: 1, UnitCents: 1}}})
+	o, _, err := svc.PlaceOrder(ctx, "st-1", shop.NewOrder{At: reviewAt, Customer: newCustomer(t, svc), Items: []shop.Item{{SKU: "A", Qty: 1, UnitCents: 1}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestExampleServiceStatusResentWithoutAt(t *testing.T) {
 func TestExampleServiceConcurrentPlaceWithoutAt(t *testing.T) {
 	svc, direct, _ := reviewService(t)
 	ctx := context.Background()
-	cust := gocql.MustRandomUUID()
+	cust := newCustomer(t, svc)
 	dupKeys := 0
 	for k := 0; k < 10; k++ {
 		key := "dup-" + string(rune('a'+k))
@@ -176,7 +176,7 @@ func TestExampleServiceConcurrentPlaceWithoutAt(t *testing.T) {
 func TestExampleServiceStatusBadAt(t *testing.T) {
 	svc, _, _ := reviewService(t)
 	ctx := context.Background()
-	o, _, err := svc.PlaceOrder(ctx, "bad-at", shop.NewOrder{At: reviewAt, Customer: gocql.MustRandomUUID(), Items: []shop.Item{{SKU: "A", Qty: 1, UnitCents: 1}}})
+	o, _, err := svc.PlaceOrder(ctx, "bad-at", shop.NewOrder{At: reviewAt, Customer: newCustomer(t, svc), Items: []shop.Item{{SKU: "A", Qty: 1, UnitCents: 1}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestExampleServiceStatusBadAt(t *testing.T) {
 func TestExampleServiceSameKeyOtherBody(t *testing.T) {
 	svc, _, _ := reviewService(t)
 	ctx := context.Background()
-	c1, c2 := gocql.MustRandomUUID(), gocql.MustRandomUUID()
+	c1, c2 := newCustomer(t, svc), newCustomer(t, svc)
 	if _, _, err := svc.PlaceOrder(ctx, "k", shop.NewOrder{At: reviewAt, Customer: c1, Items: []shop.Item{{SKU: "A", Qty: 1, UnitCents: 1}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -200,4 +200,15 @@ func TestExampleServiceSameKeyOtherBody(t *testing.T) {
 	if !errors.Is(err, shop.ErrConflict) {
 		t.Errorf("same key, other body: %v (created %v), order returned is customer %v items %v; want ErrConflict", err, created, o.Customer, o.Items)
 	}
+}
+
+// newCustomer puts a customer's profile (orders need an existing customer) and returns
+// its id.
+func newCustomer(t *testing.T, svc *shop.Service) gocql.UUID {
+	t.Helper()
+	id := gocql.MustRandomUUID()
+	if err := svc.PutCustomer(context.Background(), shop.Customer{ID: id, Name: "Ada", Email: "ada@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	return id
 }
