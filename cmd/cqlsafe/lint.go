@@ -164,9 +164,7 @@ func runLint(ctx context.Context, args []string, stdout, stderr io.Writer, stdin
 					ks = st.keyspace
 				}
 				if ks == "" {
-					fmt.Fprintf(stderr, "%s:%d: table %s: no keyspace (name it, USE one, or give --keyspace)\n", st.File, st.Line, tb[1])
-					refused = true
-					continue
+					continue // no keyspace to look in (none named, no USE, no --keyspace)
 				}
 				_, ok, err := cqlvalue.Table(sess, ks, tb[1])
 				switch {
