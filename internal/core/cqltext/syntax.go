@@ -26,7 +26,7 @@ var statementStarts = []string{"create", "alter", "drop", "grant", "revoke", "li
 var reserved = []string{"add", "allow", "alter", "and", "apply", "asc", "authorize", "batch", "begin", "by",
 	"columnfamily", "create", "delete", "desc", "describe", "drop", "entries", "execute", "from", "full", "grant",
 	"if", "in", "index", "infinity", "insert", "into", "keyspace", "limit", "modify", "nan", "norecursive", "not",
-	"null", "of", "on", "or", "order", "primary", "rename", "replace", "revoke", "schema", "select", "set", "table",
+	"null", "of", "on", "or", "order", "primary", "rename", "revoke", "schema", "select", "set", "table",
 	"to", "token", "truncate", "unlogged", "update", "use", "using", "view", "where", "with"}
 
 // CheckSyntax parses one statement's tokens as Cassandra's grammar reads the data
@@ -150,7 +150,9 @@ func (p *parser) statement() {
 		p.name("a keyspace name")
 	case t.Is("truncate"):
 		p.i++
-		p.kw("table")
+		if !p.kw("table") {
+			p.kw("columnfamily")
+		}
 		p.table()
 	case t.Kind == Ident && slices.Contains(statementStarts, t.Lower):
 		return // schema and access control: not checked here
@@ -266,7 +268,9 @@ func (p *parser) ifClause() {
 	if !p.kw("if") {
 		return
 	}
-	if p.kw("exists") {
+	if p.peek().Is("exists") && (p.i+1 >= len(p.toks) || p.toks[p.i+1].IsPunct(";") || p.toks[p.i+1].Is("apply") ||
+		p.toks[p.i+1].Is("insert") || p.toks[p.i+1].Is("update") || p.toks[p.i+1].Is("delete")) {
+		p.i++ // IF EXISTS (exists is unreserved: IF exists = 1 is a condition on a column)
 		return
 	}
 	for {
@@ -343,10 +347,19 @@ func (p *parser) relation() {
 		p.i++
 		p.nameList()
 		p.comparison()
-	case p.punct("("):
-		p.i--
+	case p.peek().Is("expr") && p.i+1 < len(p.toks) && p.toks[p.i+1].IsPunct("("):
+		// A custom index expression: expr(index, term).
+		p.i += 2
+		p.name("an index name")
+		p.expectPunct(",")
+		p.term()
+		p.expectPunct(")")
+	case !p.eof() && p.peek().IsPunct("(") && p.tupleOfNames():
 		p.nameList()
 		p.comparison()
+	case p.punct("("):
+		p.relation() // a relation in parentheses
+		p.expectPunct(")")
 	default:
 		p.name("a column name in the WHERE clause")
 		if p.punct("[") {
@@ -355,6 +368,17 @@ func (p *parser) relation() {
 		}
 		p.comparison()
 	}
+}
+
+// tupleOfNames: at '(', a list of column names follows — (a, b) > … — not a relation in
+// parentheses.
+func (p *parser) tupleOfNames() bool {
+	j := p.i + 1
+	if j+1 >= len(p.toks) || !p.isName(p.toks[j]) {
+		return false
+	}
+	n := p.toks[j+1]
+	return n.IsPunct(",") || n.IsPunct(")")
 }
 
 func (p *parser) nameList() {
@@ -394,8 +418,14 @@ func (p *parser) delete() {
 }
 
 func (p *parser) selectStmt() {
-	p.kw("json")
-	p.kw("distinct")
+	// JSON and DISTINCT are keywords only when a selection follows them; otherwise they
+	// name a column (both are unreserved).
+	if p.peek().Is("json") && p.selectionFollows() {
+		p.i++
+	}
+	if p.peek().Is("distinct") && p.selectionFollows() {
+		p.i++
+	}
 	if !p.punct("*") {
 		for {
 			p.term()
@@ -428,7 +458,8 @@ func (p *parser) selectStmt() {
 			if p.kw("ann") {
 				p.expectKw("of")
 				p.term()
-			} else if !p.kw("asc") {
+			}
+			if !p.kw("asc") {
 				p.kw("desc")
 			}
 			if !p.punct(",") {
@@ -452,6 +483,22 @@ func (p *parser) selectStmt() {
 		p.expectPunct("=")
 		p.term()
 	}
+}
+
+// selectionFollows: the token after the current one can begin a selection (so the
+// current one is a keyword, not a column name).
+func (p *parser) selectionFollows() bool {
+	if p.i+1 >= len(p.toks) {
+		return false
+	}
+	n := p.toks[p.i+1]
+	switch {
+	case n.Is("from"), n.Is("as"):
+		return false
+	case n.Kind == Punct:
+		return n.Text == "*" || n.Text == "(" || n.Text == "[" || n.Text == "{" || n.Text == "-"
+	}
+	return true
 }
 
 func (p *parser) batch() {
@@ -503,14 +550,20 @@ func (p *parser) unary() {
 	p.primary()
 	for { // element and field access
 		switch {
+		case p.isoTimeColon():
+			p.i += 2 // P0001-02-03T04:05:06, a duration in ISO 8601's alternative form
 		case p.punct("["):
-			p.term()
-			if p.punct(".") {
-				p.expectPunct(".")
+			// An element, or a slice: [a..b], [..b], [a..].
+			if !p.rangeDots() {
+				p.term()
+				if p.rangeDots() && !p.peek().IsPunct("]") {
+					p.term()
+				}
+			} else {
 				p.term()
 			}
 			p.expectPunct("]")
-		case !p.eof() && p.peek().IsPunct(".") && p.i+1 < len(p.toks) && p.isName(p.toks[p.i+1]):
+		case !p.eof() && p.peek().IsPunct(".") && p.i+1 < len(p.toks) && (p.isName(p.toks[p.i+1]) || p.toks[p.i+1].Is("token")):
 			p.i += 2
 			if p.punct("(") { // a function named with its keyspace
 				p.args()
@@ -521,6 +574,26 @@ func (p *parser) unary() {
 	}
 }
 
+// isoTimeColon: a ':' written against the number before and after it — the time part of
+// an ISO 8601 duration (PT04:05:06), which the lexer splits.
+func (p *parser) isoTimeColon() bool {
+	if p.i == 0 || p.i+1 >= len(p.toks) {
+		return false
+	}
+	prev, c, next := p.toks[p.i-1], p.toks[p.i], p.toks[p.i+1]
+	return c.IsPunct(":") && next.Kind == Number && prev.End == c.Pos && c.End == next.Pos &&
+		(prev.Kind == Number || prev.Kind == Ident)
+}
+
+// rangeDots consumes "..", a slice's range.
+func (p *parser) rangeDots() bool {
+	if p.i+1 < len(p.toks) && p.toks[p.i].IsPunct(".") && p.toks[p.i+1].IsPunct(".") {
+		p.i += 2
+		return true
+	}
+	return false
+}
+
 func (p *parser) primary() {
 	t := p.peek()
 	switch {
@@ -528,6 +601,8 @@ func (p *parser) primary() {
 		p.fail("expected a value")
 	case t.Kind == String, t.Kind == Number, t.Kind == Bind:
 		p.i++
+	case t.IsPunct(":") && p.i+1 < len(p.toks) && p.isName(p.toks[p.i+1]):
+		p.i += 2 // a named marker written with a space: ": name"
 	case t.Kind == QIdent:
 		p.i++
 		if p.punct("(") {
@@ -595,13 +670,22 @@ func (p *parser) primary() {
 	}
 }
 
-// isTypeCast: after '(', a type name (list<int> too) and ')' followed by a value.
+// isTypeCast: after '(', a type name — list<int>, a quoted or keyspace-qualified user
+// type, a class name string — and ')' followed by a value.
 func (p *parser) isTypeCast() bool {
 	j := p.i
-	if j >= len(p.toks) || p.toks[j].Kind != Ident {
+	if j >= len(p.toks) {
+		return false
+	}
+	switch t := p.toks[j]; {
+	case t.Kind == String, t.Kind == QIdent, t.Kind == Ident:
+	default:
 		return false
 	}
 	j++
+	if j+1 < len(p.toks) && p.toks[j].IsPunct(".") && p.isName(p.toks[j+1]) {
+		j += 2 // ks.type
+	}
 	if j < len(p.toks) && p.toks[j].IsPunct("<") {
 		for depth := 0; j < len(p.toks); j++ {
 			if p.toks[j].IsPunct("<") {
@@ -619,11 +703,19 @@ func (p *parser) isTypeCast() bool {
 	}
 	n := p.toks[j+1]
 	return n.Kind == Bind || n.Kind == String || n.Kind == Number || n.IsPunct("(") || n.IsPunct("[") || n.IsPunct("{") ||
-		n.Kind == Ident && !slices.Contains(reserved, n.Lower)
+		n.IsPunct("-") || n.Is("null") || n.Is("nan") || n.Is("infinity") || n.IsPunct(":") ||
+		n.Kind == QIdent || n.Kind == Ident && !slices.Contains(reserved, n.Lower) || n.Is("token")
 }
 
 func (p *parser) typeName() {
+	if p.peek().Kind == String { // a class name
+		p.i++
+		return
+	}
 	p.name("a type")
+	if p.punct(".") {
+		p.name("a type name after the keyspace")
+	}
 	if p.punct("<") {
 		depth := 1
 		for depth > 0 {
