@@ -108,7 +108,7 @@ func (o *Outbox) Replay(ctx context.Context, s *gocql.Session, p *retry.Policy, 
 				b.Query(st.CQL, st.Values...)
 			}
 			if e.Consistency != "" {
-				b.SetConsistency(cl)
+				b.Consistency(cl)
 			}
 			return note, rp.ExecBatch(ctx, s, b, at...)
 		}

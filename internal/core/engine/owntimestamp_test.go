@@ -7,7 +7,6 @@ import (
 
 // fakeQuery has the drivers' unexported timestamp fields.
 type fakeQuery struct {
-	stmt                  string
 	defaultTimestamp      bool
 	defaultTimestampValue int64
 }
