@@ -58,8 +58,8 @@ func TestRetryNoConnectionYet(t *testing.T) {
 		cl.ReconnectionPolicy = &gocql.ConstantReconnectionPolicy{MaxRetries: 3, Interval: 50 * time.Millisecond}
 		cl.ReconnectInterval = 100 * time.Millisecond
 	})
-	// Up to ~8 s of backoff (no jitter): the pool refills within it even under -race on
-	// a loaded machine (a 10-attempt budget with jitter, ~1.6 s, was not always enough).
+	// Up to ~8 s of backoff, no jitter: room for the pool to refill under -race on a
+	// loaded machine.
 	p := retry.NewPolicy(retry.WithSchema(retry.SessionSchema(s)), retry.WithMaxAttempts(20),
 		retry.WithBackoff(50*time.Millisecond, 500*time.Millisecond), retry.WithoutJitter())
 	scenario.NoConnectionYet(t, s0, px, scenarioPolicy(s, p))

@@ -72,30 +72,7 @@ func TestV2OutboxReplay(t *testing.T) {
 func TestV2OutboxPoisonRecord(t *testing.T) {
 	s0, ks := node.Keyspace(t)
 	s, _ := proxied(t, ks, 5*time.Second)
-	o, err := outbox.Open(filepath.Join(t.TempDir(), "outbox"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o.Close()
-	scenario.PoisonRecord(t, s0, scenario.Outbox{
-		Record: func(cql string, args []any, ts int64, cl string) error {
-			return o.Append(&retry.OutcomeUnknownError{Statements: []retry.Statement{{CQL: cql, Values: args}}, Timestamp: ts, Idempotent: true, Consistency: cl})
-		},
-		Replay: func(ctx context.Context) (int, int, int, error) {
-			var rep outbox.ReplayReport
-			n, err := o.Replay(ctx, s, nil, outbox.ReportTo(&rep))
-			return n, rep.Rejected, rep.Kept, err
-		},
-		IDs: func() ([]string, error) {
-			list, err := o.List()
-			var ids []string
-			for _, e := range list {
-				ids = append(ids, e.ID)
-			}
-			return ids, err
-		},
-		Drop: o.Drop,
-	})
+	scenario.PoisonRecord(t, s0, scenarioOutbox(t, s))
 }
 
 // TestV2OutboxReplayConsistency: scenario.ReplayConsistency on the v2 driver — a write recorded at ALL is replayed
@@ -110,12 +87,18 @@ func TestV2OutboxReplayConsistency(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = s0.Query("DROP KEYSPACE IF EXISTS " + rf2).Exec() })
 	s, _ := proxiedWith(t, ks, 5*time.Second, func(cl *gocql.ClusterConfig) { cl.Consistency = gocql.One })
+	scenario.ReplayConsistency(t, s0, rf2, scenarioOutbox(t, s))
+}
+
+// scenarioOutbox is a new outbox, replayed on s, as the scenarios use it.
+func scenarioOutbox(t *testing.T, s *gocql.Session) scenario.Outbox {
+	t.Helper()
 	o, err := outbox.Open(filepath.Join(t.TempDir(), "outbox"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer o.Close()
-	scenario.ReplayConsistency(t, s0, rf2, scenario.Outbox{
+	t.Cleanup(func() { o.Close() })
+	return scenario.Outbox{
 		Record: func(cql string, args []any, ts int64, cl string) error {
 			return o.Append(&retry.OutcomeUnknownError{Statements: []retry.Statement{{CQL: cql, Values: args}}, Timestamp: ts, Idempotent: true, Consistency: cl})
 		},
@@ -133,5 +116,5 @@ func TestV2OutboxReplayConsistency(t *testing.T) {
 			return ids, err
 		},
 		Drop: o.Drop,
-	})
+	}
 }

@@ -178,25 +178,19 @@ func (p *parser) insert() {
 	} else {
 		p.expectPunct("(")
 		cols := 0
-		for {
+		p.commaList(func() {
 			p.name("a column name")
 			cols++
-			if !p.punct(",") {
-				break
-			}
-		}
+		})
 		p.expectPunct(")")
 		p.expectKw("values")
 		at := p.peek().Pos
 		p.expectPunct("(")
 		vals := 0
-		for {
+		p.commaList(func() {
 			p.term()
 			vals++
-			if !p.punct(",") {
-				break
-			}
-		}
+		})
 		p.expectPunct(")")
 		if cols != vals {
 			panic(&SyntaxError{Pos: at, Reason: fmt.Sprintf("%d columns but %d values", cols, vals)})
@@ -232,12 +226,7 @@ func (p *parser) update() {
 		p.using()
 	}
 	p.expectKw("set")
-	for {
-		p.assignment()
-		if !p.punct(",") {
-			break
-		}
-	}
+	p.commaList(p.assignment)
 	p.expectKw("where")
 	p.relations()
 	p.ifClause()
@@ -323,12 +312,7 @@ func (p *parser) inValues() {
 	if p.punct(")") {
 		return
 	}
-	for {
-		p.term()
-		if !p.punct(",") {
-			break
-		}
-	}
+	p.commaList(p.term)
 	p.expectPunct(")")
 }
 
@@ -383,18 +367,15 @@ func (p *parser) tupleOfNames() bool {
 
 func (p *parser) nameList() {
 	p.expectPunct("(")
-	for {
+	p.commaList(func() {
 		p.name("a column name")
-		if !p.punct(",") {
-			break
-		}
-	}
+	})
 	p.expectPunct(")")
 }
 
 func (p *parser) delete() {
 	if !p.peek().Is("from") {
-		for {
+		p.commaList(func() {
 			p.name("a column name or FROM")
 			if p.punct("[") {
 				p.term()
@@ -402,10 +383,7 @@ func (p *parser) delete() {
 			} else if p.punct(".") {
 				p.name("a field name")
 			}
-			if !p.punct(",") {
-				break
-			}
-		}
+		})
 	}
 	p.expectKw("from")
 	p.table()
@@ -427,15 +405,12 @@ func (p *parser) selectStmt() {
 		p.i++
 	}
 	if !p.punct("*") {
-		for {
+		p.commaList(func() {
 			p.term()
 			if p.kw("as") {
 				p.name("an alias")
 			}
-			if !p.punct(",") {
-				break
-			}
-		}
+		})
 	}
 	p.expectKw("from")
 	p.table()
@@ -444,16 +419,11 @@ func (p *parser) selectStmt() {
 	}
 	if p.kw("group") {
 		p.expectKw("by")
-		for {
-			p.term()
-			if !p.punct(",") {
-				break
-			}
-		}
+		p.commaList(p.term)
 	}
 	if p.kw("order") {
 		p.expectKw("by")
-		for {
+		p.commaList(func() {
 			p.name("a column name")
 			if p.kw("ann") {
 				p.expectKw("of")
@@ -462,10 +432,7 @@ func (p *parser) selectStmt() {
 			if !p.kw("asc") {
 				p.kw("desc")
 			}
-			if !p.punct(",") {
-				break
-			}
-		}
+		})
 	}
 	if p.kw("per") {
 		p.expectKw("partition")
@@ -585,6 +552,16 @@ func (p *parser) isoTimeColon() bool {
 		(prev.Kind == Number || prev.Kind == Ident)
 }
 
+// commaList parses item, then again after each comma.
+func (p *parser) commaList(item func()) {
+	for {
+		item()
+		if !p.punct(",") {
+			return
+		}
+	}
+}
+
 // rangeDots consumes "..", a slice's range.
 func (p *parser) rangeDots() bool {
 	if p.i+1 < len(p.toks) && p.toks[p.i].IsPunct(".") && p.toks[p.i+1].IsPunct(".") {
@@ -633,37 +610,24 @@ func (p *parser) primary() {
 			p.unary()
 			return
 		}
-		for {
-			p.term()
-			if !p.punct(",") {
-				break
-			}
-		}
+		p.commaList(p.term)
 		p.expectPunct(")")
 	case p.punct("["):
 		if p.punct("]") {
 			return
 		}
-		for {
-			p.term()
-			if !p.punct(",") {
-				break
-			}
-		}
+		p.commaList(p.term)
 		p.expectPunct("]")
 	case p.punct("{"):
 		if p.punct("}") {
 			return
 		}
-		for {
+		p.commaList(func() {
 			p.term()
 			if p.punct(":") {
 				p.term()
 			}
-			if !p.punct(",") {
-				break
-			}
-		}
+		})
 		p.expectPunct("}")
 	default:
 		p.fail("expected a value")
@@ -737,13 +701,10 @@ func (p *parser) args() {
 	if p.punct(")") {
 		return
 	}
-	for {
+	p.commaList(func() {
 		if !p.punct("*") { // count(*)
 			p.term()
 		}
-		if !p.punct(",") {
-			break
-		}
-	}
+	})
 	p.expectPunct(")")
 }

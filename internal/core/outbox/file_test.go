@@ -426,8 +426,11 @@ func TestListAndDrop(t *testing.T) {
 	}
 }
 
-// TestReviewFindings: what the review of the lock and rewrite found.
-func TestReviewFindings(t *testing.T) {
+// TestOpenAndRewriteEdges: a file that only begins like the header, an earlier
+// version's lock file, a relative path and a chdir, a re-pointed directory link, the
+// file's permissions, a neighbour named like the rewrite's temporary file, crafted
+// damage.
+func TestOpenAndRewriteEdges(t *testing.T) {
 	t.Run("a file that is a prefix of the header is not an outbox", func(t *testing.T) {
 		for _, text := range []string{"C", "CQLSAFE", "CQLSAFE OUTBOX"} {
 			path := filepath.Join(t.TempDir(), "notes")
