@@ -17,7 +17,8 @@
 // attempt that had already expired. So Replay sends each TTL less the time since the
 // record's timestamp (taken by the writer's clock just before the first attempt), in
 // whole seconds rounded up: a replayed write with a TTL expires when the first attempt's
-// would have, to the second, and never later.
+// would have, to the second, and never later — except a write whose TTL ran out before
+// the replay, which is sent with TTL 1 and so lives up to a second (below).
 //
 // The TTL is read where Cassandra reads it: a literal USING TTL n (or AND TTL n), a bound
 // USING TTL ? (its value among the bound values; UNSET inherits the table's), else, for
@@ -25,9 +26,14 @@
 // when the replay runs; Replay then adds USING TTL n (AND TTL n after a USING TIMESTAMP).
 // The literal is replaced token by token, a bound value by a value of the same Go type.
 // A TTL of 0 means no expiry and is left alone; a DELETE has none. Each statement of a
-// batch, and of a BEGIN BATCH text, is judged alone: one whose TTL ran out is left out
-// (with its bound values), and a record with nothing left is removed unsent and counted
-// in ReplayReport.Expired, not as applied.
+// batch, and of a BEGIN BATCH text, is judged alone.
+//
+// A write whose TTL ran out before the replay is sent all the same, with TTL 1 (the
+// least Cassandra takes), not dropped: had the first attempt applied, its cells would
+// have expired, and an expired cell still hides every older value of its column, as a
+// tombstone does; its nulls, element deletions and collection overwrites are
+// tombstones, which never expire. Dropped, the older values would show for good. A
+// record whose every write ran out is counted in ReplayReport.Expired (and as applied).
 //
 // Limits, each shifting expiry by as much:
 //   - Elapsed time is this process's clock against the writer's: skew between them

@@ -102,7 +102,7 @@ func runOutbox(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	defer s.Close()
 	var rep outbox.ReplayReport
 	n, err := o.Replay(ctx, s, retry.NewPolicy(), outbox.ReportTo(&rep))
-	fmt.Fprintf(stdout, "applied %d, expired %d, kept %d (rejected by Cassandra %d)\n", n, rep.Expired, rep.Kept, rep.Rejected)
+	fmt.Fprintf(stdout, "applied %d (%d past their TTL: sent with TTL 1), kept %d (rejected by Cassandra %d)\n", n, rep.Expired, rep.Kept, rep.Rejected)
 	if err != nil {
 		return err
 	}

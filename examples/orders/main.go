@@ -290,6 +290,6 @@ func replay(ctx context.Context, ob *outbox.Outbox, s *gocql.Session, p *retry.P
 	var rep outbox.ReplayReport
 	_, err := ob.Replay(ctx, s, p, outbox.ReportTo(&rep))
 	if err != nil || rep.Applied > 0 || rep.Kept > 0 {
-		log.Info("outbox replayed", "applied", rep.Applied, "expired", rep.Expired, "kept", rep.Kept, "err", err)
+		log.Info("outbox replayed", "applied", rep.Applied, "past_ttl", rep.Expired, "kept", rep.Kept, "err", err)
 	}
 }

@@ -37,9 +37,9 @@ func ReportTo(r *ReplayReport) ReplayOption { return core.ReportTo(r) }
 // keeping that record and the rest: a later Replay re-sends them, which is harmless
 // (same statements, same timestamps).
 //
-// Writes with a TTL are replayed with what remains of it (see the package doc), and a
-// record whose every write has run out of TTL is removed without being sent
-// (ReplayReport.Expired). A table's default_time_to_live is read from
+// Writes with a TTL are replayed with what remains of it (see the package doc); a write
+// whose TTL has run out is sent with TTL 1, not dropped (ReplayReport.Expired): its
+// expired cells would still hide older values, and its nulls are tombstones. A table's default_time_to_live is read from
 // system_schema.tables (gocql's metadata does not expose it); failing to read it fails
 // the replay like a failed write.
 //
@@ -84,7 +84,7 @@ func (o *Outbox) Replay(ctx context.Context, s *gocql.Session, p *retry.Policy, 
 			return d, nil
 		}
 		stmts, note, err := core.ReplayTTL(e, gocql.UnsetValue, time.Now().UnixMicro(), ks, tableTTL)
-		if err != nil || note == core.TTLExpired {
+		if err != nil {
 			return note, err
 		}
 		// Judged again here, with its values and the schema, whatever the record says:

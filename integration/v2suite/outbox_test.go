@@ -75,6 +75,13 @@ func TestV2OutboxPoisonRecord(t *testing.T) {
 	scenario.PoisonRecord(t, s0, scenarioOutbox(t, s))
 }
 
+// TestV2OutboxExpiredWriteStillHides: scenario.ExpiredWriteStillHides on the v2 driver.
+func TestV2OutboxExpiredWriteStillHides(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	s, _ := proxied(t, ks, 5*time.Second)
+	scenario.ExpiredWriteStillHides(t, s0, scenarioOutbox(t, s))
+}
+
 // TestV2OutboxReplayConsistency: scenario.ReplayConsistency on the v2 driver — a write recorded at ALL is replayed
 // at ALL, not at the session's ONE.
 func TestV2OutboxReplayConsistency(t *testing.T) {

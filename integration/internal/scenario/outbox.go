@@ -111,3 +111,92 @@ func ReplayConsistency(t *testing.T, s0 *gocql.Session, rf2 string, o Outbox) {
 		t.Errorf("the record without a consistency: not written at the session's ONE")
 	}
 }
+
+// ExpiredWriteStillHides: a write whose TTL ran out before its replay still has an
+// effect. Had the first attempt applied, its cells would have expired — and an expired
+// cell, like a tombstone, still hides every older value of its column — and its nulls
+// and collection overwrites are tombstones, which never expire. A replay that drops
+// such a record leaves the older values showing for good. Each row holds older values
+// (1 s before the record's timestamp); each record (TTL 2, first attempt 5 s ago) is
+// replayed, and 1.5 s later the row must read as one execution would have left it: the
+// written columns gone, the columns it did not name kept. Text and a written null, a
+// non-frozen set assigned whole, a map element deleted, and a table whose
+// default_time_to_live gives the TTL.
+func ExpiredWriteStillHides(t *testing.T, s0 *gocql.Session, o Outbox) {
+	t.Helper()
+	for _, q := range []string{
+		`CREATE TABLE exp_kv (id int PRIMARY KEY, v text, b text, s set<int>, m map<text, int>, keep text)`,
+		`CREATE TABLE exp_def (id int PRIMARY KEY, v text, keep text) WITH default_time_to_live = 2`,
+	} {
+		if err := s0.Query(q).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts := time.Now().Add(-5 * time.Second).UnixMicro()
+	old := ts - 1_000_000
+	for _, q := range []string{
+		`INSERT INTO exp_kv (id, v, b, s, m, keep) VALUES (1, 'old', 'old', {9}, {'a': 1}, 'old') USING TIMESTAMP ?`,
+		`INSERT INTO exp_kv (id, v, b, s, m, keep) VALUES (2, 'old', 'old', {9}, {'a': 1}, 'old') USING TIMESTAMP ?`,
+		`INSERT INTO exp_kv (id, v, b, s, m, keep) VALUES (3, 'old', 'old', {9}, {'a': 1, 'b': 2}, 'old') USING TIMESTAMP ?`,
+		`INSERT INTO exp_def (id, v, keep) VALUES (1, 'old', 'old') USING TIMESTAMP ? AND TTL 0`,
+	} {
+		if err := s0.Query(q, old).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, w := range []struct {
+		cql  string
+		args []any
+	}{
+		{`INSERT INTO exp_kv (id, v, b) VALUES (?, ?, ?) USING TTL 2`, []any{1, "x", nil}},
+		{`UPDATE exp_kv USING TTL ? SET s = {1} WHERE id = ?`, []any{2, 2}},
+		{`UPDATE exp_kv USING TTL 2 SET m['a'] = null, v = ? WHERE id = ?`, []any{"x", 3}},
+		{`UPDATE exp_def SET v = ? WHERE id = ?`, []any{"x", 1}},
+	} {
+		if err := o.Record(w.cql, w.args, ts, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	applied, rejected, kept, err := o.Replay(ctx)
+	if applied != 4 || rejected != 0 || kept != 0 || err != nil {
+		t.Fatalf("replay: applied %d, rejected %d, kept %d, %v; want 4 applied", applied, rejected, kept, err)
+	}
+	time.Sleep(1500 * time.Millisecond) // a write replayed after its TTL ran out lives at most 1 s
+	type row struct {
+		v, b, keep *string
+		s          []int
+		m          map[string]int
+	}
+	read := func(id int) row {
+		var r row
+		if err := s0.Query(`SELECT v, b, s, m, keep FROM exp_kv WHERE id = ?`, id).Scan(&r.v, &r.b, &r.s, &r.m, &r.keep); err != nil {
+			t.Fatalf("exp_kv row %d: %v", id, err)
+		}
+		return r
+	}
+	str := func(p *string) string {
+		if p == nil {
+			return "null"
+		}
+		return *p
+	}
+	if r := read(1); r.v != nil || r.b != nil || str(r.keep) != "old" || len(r.s) != 1 || r.m["a"] != 1 {
+		t.Errorf("row 1 after INSERT (v, b) = ('x', null) USING TTL 2 ran out: v %s, b %s, keep %s, s %v, m %v; want v and b null (the expired cell and the null hide 'old'), the rest kept",
+			str(r.v), str(r.b), str(r.keep), r.s, r.m)
+	}
+	if r := read(2); len(r.s) != 0 || str(r.v) != "old" {
+		t.Errorf("row 2 after SET s = {1} USING TTL 2 ran out: s %v, v %s; want s empty (the assignment's tombstone removes {9}), v kept", r.s, str(r.v))
+	}
+	if r := read(3); r.v != nil || len(r.m) != 1 || r.m["b"] != 2 {
+		t.Errorf("row 3 after SET m['a'] = null, v = 'x' USING TTL 2 ran out: v %s, m %v; want v null, m {'b': 2}", str(r.v), r.m)
+	}
+	var v, keep *string
+	if err := s0.Query(`SELECT v, keep FROM exp_def WHERE id = 1`).Scan(&v, &keep); err != nil {
+		t.Fatal(err)
+	}
+	if v != nil || str(keep) != "old" {
+		t.Errorf("exp_def after SET v = 'x' under default_time_to_live 2 ran out: v %s, keep %s; want v null, keep 'old'", str(v), str(keep))
+	}
+}

@@ -11,14 +11,18 @@ import (
 // ReplayReport says what one Replay did with the records it read.
 type ReplayReport struct {
 	Applied int // sent and applied, then removed (Replay's count)
-	Expired int // removed unsent: every write in them had a TTL that ran out since the first attempt
+	// Of Applied: every write in them had a TTL that ran out since the first attempt.
+	// They are sent with TTL 1, not dropped: an expired cell still hides the older
+	// values of its column, and nulls and collection overwrites are tombstones.
+	Expired int
 	Kept    int // left in the outbox: refused, failed, or not reached
 	// Of Kept: records Cassandra rejected (Driver.Rejected: the statement is invalid
 	// now — a dropped table or column, a changed type —, or not authorized). Replay goes
 	// on past them; they stay until an operator drops them (Outbox.Drop).
 	Rejected int
 
-	// Of Applied: sent with TTLs shortened by the time since the first attempt.
+	// Of Applied: sent with TTLs shortened by the time since the first attempt (and not
+	// Expired).
 	Shortened int
 	// Of Applied: sent with a TTL as recorded, which may outlive the first attempt's:
 	// the record's timestamp is in the future, or a statement's TTL could not be read.
@@ -67,15 +71,15 @@ type TTLNote int
 
 const (
 	TTLNone       TTLNote = iota // no TTL in it, or TTLs of 0
-	TTLShortened                 // sent with TTLs shortened (or expired statements left out)
+	TTLShortened                 // sent with TTLs shortened (those that ran out: 1)
 	TTLAsRecorded                // sent with a TTL as recorded: future timestamp, or unreadable TTL
-	TTLExpired                   // every write in it had run out of TTL: not sent
+	TTLExpired                   // every write in it had run out of TTL: sent with TTL 1
 )
 
 // ReplayTTL returns the statements of e to send at now (µs since the epoch) so that
 // their cells expire when the first attempt's would have: each TTL less the whole
-// seconds since e.Timestamp, rounded up. Statements whose TTL ran out are left out; if
-// none is left the record is TTLExpired.
+// seconds since e.Timestamp, rounded up; a TTL that ran out becomes 1 (see ShortenTTL).
+// A record whose every write ran out is TTLExpired, and still sent.
 func ReplayTTL[B comparable](e *engine.OutcomeUnknownError[B], unset any, now int64, ks string, tableTTL func(ks, table string) (int, error)) ([]engine.Statement, TTLNote, error) {
 	elapsed, ok := ElapsedSeconds(e.Timestamp, now)
 	if !ok {
@@ -93,36 +97,36 @@ func ReplayTTL[B comparable](e *engine.OutcomeUnknownError[B], unset any, now in
 		return e.Statements, TTLNone, nil
 	}
 	note := TTLNone
-	var out []engine.Statement
+	expired := 0
+	out := make([]engine.Statement, 0, len(e.Statements))
 	for _, st := range e.Statements {
 		r, err := ShortenTTL(st.CQL, st.Values, unset, ks, elapsed, tableTTL)
 		if err != nil {
 			return nil, 0, err
 		}
 		switch {
-		case r.Expired:
-			note = max(note, TTLShortened)
-			continue
 		case r.Unknown:
 			note = TTLAsRecorded
 		case r.Changed:
 			note = max(note, TTLShortened)
 		}
+		if r.Expired {
+			expired++
+		}
 		out = append(out, engine.Statement{CQL: r.CQL, Values: r.Values})
 	}
-	if len(out) == 0 {
-		return nil, TTLExpired, nil
+	if expired == len(out) && note == TTLShortened {
+		note = TTLExpired
 	}
 	return out, note, nil
 }
 
 // ApplyFunc sends one record and says what it did with its TTLs. It returns an error
-// matching ErrNotIdempotent, without sending anything, for a record it refuses, and
-// TTLExpired, without sending anything, for one whose TTLs all ran out.
+// matching ErrNotIdempotent, without sending anything, for a record it refuses.
 type ApplyFunc[B comparable] func(ctx context.Context, e *engine.OutcomeUnknownError[B], typ B) (TTLNote, error)
 
-// Replay sends the records oldest first with apply and removes those applied or expired
-// (see the adapters' Replay).
+// Replay sends the records oldest first with apply and removes those applied (see the
+// adapters' Replay).
 func (o *Outbox[B]) Replay(ctx context.Context, rep *ReplayReport, apply ApplyFunc[B]) (int, error) {
 	if rep == nil {
 		rep = new(ReplayReport)
@@ -135,7 +139,7 @@ func (o *Outbox[B]) Replay(ctx context.Context, rep *ReplayReport, apply ApplyFu
 	}
 	var errs []error
 	var keep []RawRecord
-	done := 0 // applied or expired: removed
+	done := 0 // applied: removed
 	for i, r := range recs {
 		fail := func(err error) {
 			errs = append(errs, fmt.Errorf("outbox: replay %d of %d: %w", i+1, len(recs), err))
@@ -177,7 +181,6 @@ func (o *Outbox[B]) Replay(ctx context.Context, rep *ReplayReport, apply ApplyFu
 		switch note {
 		case TTLExpired:
 			rep.Expired++
-			continue
 		case TTLShortened:
 			rep.Shortened++
 		case TTLAsRecorded:

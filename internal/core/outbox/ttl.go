@@ -40,12 +40,6 @@ type ttlSite struct {
 	clause string
 
 	ks, table string
-
-	// Byte range of the statement with its ';', and range of its bound values, to cut it
-	// out of a BEGIN BATCH text when its TTL ran out (cut is false in a single statement).
-	cut        bool
-	from, to   int
-	vfrom, vto int
 }
 
 // readTTLs finds the TTL of each write in cql. Statements that name no keyspace are in
@@ -69,7 +63,7 @@ func readTTLs(cql string, values []any, unset any, ks string) ([]cqltext.Token, 
 	if len(toks) == 0 {
 		return toks, nil
 	}
-	if n != len(values) {
+	if n != len(values) || !balanced(toks) {
 		return toks, []ttlSite{{kind: ttlUnknown}} // Cassandra refuses it: do not guess
 	}
 	if toks[0].Is("begin") {
@@ -87,6 +81,23 @@ func readTTLs(cql string, values []any, unset any, ks string) ([]cqltext.Token, 
 		return toks, nil
 	}
 	return toks, []ttlSite{s}
+}
+
+// balanced says whether every bracket in toks closes, in order.
+func balanced(toks []cqltext.Token) bool {
+	var open []string
+	for _, t := range toks {
+		switch {
+		case t.IsPunct("("), t.IsPunct("["), t.IsPunct("{"):
+			open = append(open, map[string]string{"(": ")", "[": "]", "{": "}"}[t.Text])
+		case t.IsPunct(")"), t.IsPunct("]"), t.IsPunct("}"):
+			if len(open) == 0 || open[len(open)-1] != t.Text {
+				return false
+			}
+			open = open[:len(open)-1]
+		}
+	}
+	return len(open) == 0
 }
 
 func isWrite(t cqltext.Token) bool { return t.Is("insert") || t.Is("update") || t.Is("delete") }
@@ -114,28 +125,12 @@ func batchTTLs(toks []cqltext.Token, binds []int, values []any, unset any, ks st
 	if len(starts) == 0 {
 		return []ttlSite{{kind: ttlUnknown}}
 	}
-	// bindsBefore(i): bound values taken by the markers before token i.
-	bindsBefore := func(i int) int {
-		for j := i; j < len(toks); j++ {
-			if binds[j] >= 0 {
-				return binds[j]
-			}
-		}
-		n := 0
-		for _, b := range binds {
-			if b >= 0 {
-				n = b + 1
-			}
-		}
-		return n
-	}
 	var out []ttlSite
 	for k, lo := range starts {
 		hi := apply
 		if k+1 < len(starts) {
 			hi = starts[k+1]
 		}
-		to := toks[hi].Pos
 		end := hi
 		for end > lo && toks[end-1].IsPunct(";") {
 			end--
@@ -148,9 +143,6 @@ func batchTTLs(toks []cqltext.Token, binds []int, values []any, unset any, ks st
 		if s.tok >= 0 {
 			s.tok += lo
 		}
-		s.cut = true
-		s.from, s.to = toks[lo].Pos, to
-		s.vfrom, s.vto = bindsBefore(lo), bindsBefore(hi)
 		out = append(out, s)
 	}
 	return out
@@ -336,22 +328,24 @@ func asType(like any, n int) any {
 	return n
 }
 
-// TTLResult is a statement rewritten for a replay.
 // TTLResult is one statement as a replay sends it (ShortenTTL).
 type TTLResult struct {
 	CQL     string
 	Values  []any
-	Expired bool // every write in it had a TTL that ran out: send nothing
-	Changed bool // a TTL was shortened, or an expired write cut out
+	Expired bool // every write in it had a TTL that ran out: sent with TTL 1 (see ShortenTTL)
+	Changed bool // a TTL was shortened
 	Unknown bool // a TTL could not be read: that part is sent as recorded
 }
 
 // ShortenTTL rewrites one statement so each TTL is what remains of it elapsed seconds
 // after the first attempt. tableTTL returns a table's default_time_to_live; it is asked
-// only for writes that give no TTL. A write whose TTL ran out is expired: a single
-// statement then is, and one inside a BEGIN BATCH text is cut out with its bound values
-// (the text is expired when all its writes are). Bound values are copied, never changed
-// in place.
+// only for writes that give no TTL. A write whose TTL ran out is still sent, with TTL 1
+// (the least Cassandra takes): had the first attempt applied, its cells would have
+// expired, and an expired cell still hides every older value of its column, as a
+// tombstone does; its nulls, element deletions and collection overwrites are tombstones,
+// which never expire. Left out, the older values would show for good; sent with TTL 1,
+// its cells live at most a second longer than the first attempt's would have. Bound
+// values are copied, never changed in place.
 func ShortenTTL(cql string, values []any, unset any, ks string, elapsed int64, tableTTL func(ks, table string) (int, error)) (TTLResult, error) {
 	res := TTLResult{CQL: cql, Values: values}
 	toks, sites := readTTLs(cql, values, unset, ks)
@@ -363,17 +357,14 @@ func ShortenTTL(cql string, values []any, unset any, ks string, elapsed int64, t
 		text     string
 	}
 	var edits []edit
-	newValues := append([]any(nil), values...)
-	drop := make([]bool, len(values)) // values of cut statements
-	live := 0
+	newValues := append(make([]any, 0, len(values)), values...)
+	expired := 0
 	for _, s := range sites {
 		switch s.kind {
 		case ttlNone:
-			live++
 			continue
 		case ttlUnknown:
 			res.Unknown = true
-			live++
 			continue
 		case ttlDefault:
 			d, err := tableTTL(s.ks, s.table)
@@ -381,24 +372,15 @@ func ShortenTTL(cql string, values []any, unset any, ks string, elapsed int64, t
 				return TTLResult{}, err
 			}
 			if d <= 0 {
-				live++
 				continue
 			}
 			s.ttl = d
 		}
 		remaining := int64(s.ttl) - elapsed
 		if remaining <= 0 {
-			if !s.cut {
-				continue
-			}
-			edits = append(edits, edit{s.from, s.to, ""})
-			res.Changed = true
-			for i := s.vfrom; i < s.vto; i++ {
-				drop[i] = true
-			}
-			continue
+			remaining = 1
+			expired++
 		}
-		live++
 		res.Changed = true
 		n := int(remaining)
 		switch {
@@ -410,8 +392,9 @@ func ShortenTTL(cql string, values []any, unset any, ks string, elapsed int64, t
 			edits = append(edits, edit{s.at, s.at, s.clause + strconv.Itoa(n)})
 		}
 	}
-	if live == 0 {
-		return TTLResult{CQL: cql, Values: values, Expired: true}, nil
+	res.Expired = expired == len(sites)
+	if !res.Changed {
+		return res, nil
 	}
 	// Edits are in text order and do not overlap: apply them back to front. Each replaces
 	// whole tokens or goes between two.
@@ -421,14 +404,8 @@ func ShortenTTL(cql string, values []any, unset any, ks string, elapsed int64, t
 		out = out[:e.from] + e.text + out[e.to:]
 	}
 	res.CQL = out
-	res.Values = nil
-	for i, v := range newValues {
-		if !drop[i] {
-			res.Values = append(res.Values, v)
-		}
-	}
-	if values != nil && res.Values == nil {
-		res.Values = []any{}
+	if values != nil {
+		res.Values = newValues
 	}
 	return res, nil
 }
