@@ -22,6 +22,9 @@ import (
 // own are not), when the failed step is not idempotent, when the policy's attempts are
 // exhausted, or when ctx is done. Within each step the policy also retries at once on
 // its own, as Exec does.
+//
+// Do builds its Policy from opts for this one call; p.Do runs under a Policy p that
+// lives longer, sharing its hedge budget, delays and caches with p's other executions.
 func Do(ctx context.Context, fn func(ctx context.Context) error, opts ...Option) error {
 	if fn == nil {
 		return errors.New("retry: Do needs a function")
@@ -29,6 +32,28 @@ func Do(ctx context.Context, fn func(ctx context.Context) error, opts ...Option)
 	p := NewPolicy(opts...)
 	if p.err != nil {
 		return p.err
+	}
+	if p.cfg.hedgeHere {
+		return ErrDoHedging
+	}
+	return engine.Do(ctx, p.eng, p, fn)
+}
+
+// ErrDoHedging is Do's answer, before fn runs, to a WithHedging among its options: the
+// Policy Do builds lives for one call, so each call would start with a full budget of
+// losing hedges and the budget would bound nothing. Hedge under a Policy that lives
+// longer: p.Do(ctx, fn), or Do(ctx, fn, WithPolicy(p)).
+var ErrDoHedging = errors.New("retry: WithHedging given to Do starts a hedge budget per call; hedge under a Policy you keep: p.Do(ctx, fn) or Do(ctx, fn, WithPolicy(p))")
+
+// Do is the package's Do under p: each step runs as p.Exec would, and draws on what p
+// shares across its executions — the hedge budget and delay, the verdict cache, the
+// clock offset.
+func (p *Policy) Do(ctx context.Context, fn func(ctx context.Context) error) error {
+	if fn == nil {
+		return errors.New("retry: Do needs a function")
+	}
+	if err := p.usable(); err != nil {
+		return err
 	}
 	return engine.Do(ctx, p.eng, p, fn)
 }

@@ -19,6 +19,9 @@ type config struct {
 	engine.Config
 	outbox Recorder
 	hedge  *hedger // nil: no hedging
+	// hedgeHere: hedge was made by a WithHedging in this option list, not inherited
+	// through WithPolicy (Do refuses it: a budget per call bounds nothing).
+	hedgeHere bool
 }
 
 // defaults are documented on NewPolicy.
@@ -87,6 +90,7 @@ func WithPolicy(p *Policy) Option {
 			return p.err
 		}
 		*c = p.cfg
+		c.hedgeHere = false
 		return nil
 	}
 }
@@ -115,7 +119,7 @@ func WithHedging(opts ...HedgeOption) Option {
 		if err != nil {
 			return err
 		}
-		c.hedge = h
+		c.hedge, c.hedgeHere = h, true
 		return nil
 	}
 }

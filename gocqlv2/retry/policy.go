@@ -98,6 +98,9 @@ func (p *Policy) e() *engine.Engine {
 // usable is the error Exec and ExecBatch return before sending anything: an invalid
 // option, or a Policy not made by NewPolicy.
 func (p *Policy) usable() error {
+	if p == nil {
+		return errors.New("retry: nil Policy")
+	}
 	if p.err != nil {
 		return p.err
 	}
