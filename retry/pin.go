@@ -82,6 +82,9 @@ func (p *Policy) pin(ctx context.Context, q *gocql.Query, c execConfig) (pinned,
 	tv := p.classify(p.cfg.Schema, q.Keyspace(), stmt)
 	var ts int64 // drawn before the values are judged: a batch text's own USING TIMESTAMPs compare with it
 	if tv.Writes {
+		if err := clientTimestamps(querySessionProto(q)); err != nil {
+			return pinned{}, err
+		}
 		if ts = c.TS; ts == 0 {
 			ts = p.cfg.Clock.Next()
 		}
@@ -128,6 +131,9 @@ func (p *Policy) batchVerdict(schema Schema, b *gocql.Batch, at int64) Verdict {
 // own USING TIMESTAMP keep theirs), idempotent iff every statement is. Without a schema
 // of its own the Policy judges the entries against s's schema metadata.
 func (p *Policy) pinBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch, c execConfig) (pinnedBatch, error) {
+	if err := clientTimestamps(sessionProto(s)); err != nil {
+		return pinnedBatch{}, err
+	}
 	ts := c.TS // drawn before the entries are judged: their own USING TIMESTAMPs compare with it
 	if ts == 0 {
 		ts = p.cfg.Clock.Next()
@@ -193,7 +199,8 @@ func batchName(n int) string {
 // (timeouts, lost connections, the context ending while an attempt was in flight)
 // returns an *OutcomeUnknownError carrying the statement, values and pinned timestamp;
 // it goes to the outbox when one is configured and the write is repeatable. A context
-// already done sends nothing and returns its error; so do invalid options.
+// already done sends nothing and returns its error; so do invalid options, and a write
+// on a session speaking CQL protocol v1 or v2, which carry no client timestamp.
 func (p *Policy) Exec(ctx context.Context, q *gocql.Query, opts ...ExecOption) error {
 	if q == nil {
 		return errors.New("retry: nil query")
