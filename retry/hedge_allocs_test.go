@@ -19,7 +19,7 @@ func TestHedgeHandOutAllocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	host := &gocql.HostInfo{}
-	ctx, _, x := h.Begin(context.Background(), engine.NopTrace{}, true)
+	ctx, _, x := h.Begin(context.Background(), engine.NopTrace{}, true, "")
 	sel := gocql.SelectedHost(fakeSelected{h: host})
 	handOut := testing.AllocsPerRun(1000, func() {
 		x.Picked.Store(true)

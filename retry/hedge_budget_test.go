@@ -254,7 +254,7 @@ func TestHedgeUnsentRefunded(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &hedgeTrace{}
-	_, tr, _ := h.Begin(context.Background(), rec, true)
+	_, tr, _ := h.Begin(context.Background(), rec, true, "")
 	x := tr.(*hedgeExec)
 	x.Picked.Store(true)
 	if !h.Take(false) {
@@ -375,7 +375,7 @@ func TestHedgeStreamsChargesOnlyLateResponses(t *testing.T) {
 		charged   bool
 	}{{false, false, false}, {true, false, false}, {false, true, false}, {true, true, true}} {
 		h.Tokens.Store(hedgeBurst)
-		ctx, _, x := h.Begin(context.Background(), engine.NopTrace{}, true)
+		ctx, _, x := h.Begin(context.Background(), engine.NopTrace{}, true, "")
 		x.Won, x.Done = tc.won, tc.done
 		sc := o.StreamContext(ctx)
 		sc.StreamStarted(gocql.ObservedStream{})

@@ -41,7 +41,7 @@ func simulateHedged(t *testing.T, h *hedger, n int, lat func() time.Duration) (f
 	hedgedCount, counted := 0, 0
 	host := &gocql.HostInfo{}
 	for i := 0; i < n; i++ {
-		_, tr, spec := h.Begin(context.Background(), engine.NopTrace{}, true)
+		_, tr, spec := h.Begin(context.Background(), engine.NopTrace{}, true, "")
 		x := spec
 		x.Picked.Store(true)
 		d := x.H.Delay()
@@ -142,7 +142,7 @@ func TestHedgeEstimatorHedgeRateAtDefaultPercentile(t *testing.T) {
 // answered" (hedge.go:116).
 func TestHedgeEstimatorSameHostRetryInflatesSample(t *testing.T) {
 	h, _ := newHedger([]HedgeOption{HedgeDelayBounds(time.Microsecond, time.Second)})
-	_, tr, spec := h.Begin(context.Background(), engine.NopTrace{}, true)
+	_, tr, spec := h.Begin(context.Background(), engine.NopTrace{}, true, "")
 	x := spec
 	x.Picked.Store(true)
 	next := hedgeIterator(fakeHosts{hosts: []*gocql.HostInfo{{}}}.Pick(nil), 1+maxRetries, x)
@@ -165,12 +165,12 @@ func TestHedgeEstimatorUnhedgedStatementsSetDelay(t *testing.T) {
 	h, _ := newHedger([]HedgeOption{HedgeDelayBounds(100*time.Microsecond, time.Second)})
 	for i := 0; i < 256; i++ {
 		if i%64 == 0 { // 4 LWTs of 256 (1.6%), not hedged: end-to-end ~ 40 ms
-			_, tr, _ := h.Begin(context.Background(), engine.NopTrace{}, false)
+			_, tr, _ := h.Begin(context.Background(), engine.NopTrace{}, false, "")
 			tr.(*hedgeExec).Start = time.Now().Add(-40 * time.Millisecond)
 			tr.End(nil, 1)
 			continue
 		}
-		_, tr, spec := h.Begin(context.Background(), engine.NopTrace{}, true)
+		_, tr, spec := h.Begin(context.Background(), engine.NopTrace{}, true, "")
 		x := spec
 		x.Picked.Store(true)
 		next := hedgeIterator(fakeHosts{hosts: []*gocql.HostInfo{{}}}.Pick(nil), 1, x)

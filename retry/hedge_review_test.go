@@ -157,7 +157,7 @@ func TestReviewHedgeBudgetSmallRatio(t *testing.T) {
 		h.Tokens.Store(0) // spent
 		const execs = 10000
 		for i := 0; i < execs; i++ { // executions offered for hedging, none hedged
-			_, tr, x := h.Begin(context.Background(), engine.NopTrace{}, true)
+			_, tr, x := h.Begin(context.Background(), engine.NopTrace{}, true, "")
 			x.Picked.Store(true)
 			tr.End(nil, 1)
 		}

@@ -265,7 +265,7 @@ func TestHedgeIteratorNeverRunsDry(t *testing.T) {
 // through HedgingHosts) and failures give nothing.
 func TestHedgeRecordsLatency(t *testing.T) {
 	h, _ := newHedger([]HedgeOption{HedgeDelayBounds(time.Microsecond, time.Second)})
-	_, tr, spec := h.Begin(context.Background(), engine.NopTrace{}, true)
+	_, tr, spec := h.Begin(context.Background(), engine.NopTrace{}, true, "")
 	x := spec
 	x.Picked.Store(true)
 	x.Start = time.Now().Add(-2 * time.Second) // the execution took 2 s …
@@ -276,9 +276,9 @@ func TestHedgeRecordsLatency(t *testing.T) {
 	hedge.Mark(nil)
 	first.Mark(nil) // cancelled after the answer: gocql marks it nil too
 	tr.End(nil, 1)
-	_, tr, _ = h.Begin(context.Background(), engine.NopTrace{}, false)
+	_, tr, _ = h.Begin(context.Background(), engine.NopTrace{}, false, "")
 	tr.End(nil, 1)
-	_, tr, _ = h.Begin(context.Background(), engine.NopTrace{}, false)
+	_, tr, _ = h.Begin(context.Background(), engine.NopTrace{}, false, "")
 	tr.End(context.Canceled, 1) // failures are not latencies
 	if got := h.Samples(); len(got) != 1 || got[0] < 5*time.Millisecond || got[0] > time.Second {
 		t.Errorf("samples: %v", got)
@@ -325,7 +325,7 @@ func TestHedgeTraceHearsHedges(t *testing.T) {
 				t.Fatal(err)
 			}
 			rec := &hedgeTrace{}
-			_, tr, _ := h.Begin(context.Background(), rec, tc.repeatable)
+			_, tr, _ := h.Begin(context.Background(), rec, tc.repeatable, "")
 			x := tr.(*hedgeExec)
 			x.Picked.Store(true)
 			armed := time.Now()
@@ -356,7 +356,7 @@ func TestHedgeHostsAnotherHostFirst(t *testing.T) {
 	const ida, idb, idc = "00000000-0000-4000-8000-00000000000a", "00000000-0000-4000-8000-00000000000b", "00000000-0000-4000-8000-00000000000c"
 	a, b, c := cqlvalue.Host(nil, ida), cqlvalue.Host(nil, idb), cqlvalue.Host(nil, idc)
 	h, _ := newHedger(nil)
-	_, _, x := h.Begin(context.Background(), engine.NopTrace{}, true)
+	_, _, x := h.Begin(context.Background(), engine.NopTrace{}, true, "")
 	inner := fakeHosts{hosts: []*gocql.HostInfo{a, b, c}}
 	first := hedgeIterator(inner.Pick(nil), 0, x)
 	if got := first().Info(); got != a {

@@ -96,7 +96,7 @@ func (p *Policy) pin(ctx context.Context, q *gocql.Query, c execConfig) (pinned,
 	}
 	v := st.Verdict
 	var hx *hedgeExec
-	st.Ctx, st.Trace, hx = p.cfg.hedge.Begin(st.Ctx, st.Trace, v.Idempotent && ts != 0) // hedge only the repeatable and pinned
+	st.Ctx, st.Trace, hx = p.cfg.hedge.Begin(st.Ctx, st.Trace, v.Idempotent && ts != 0, q.GetConsistency().String()) // hedge only the repeatable and pinned
 	out := q.WithContext(st.Ctx)
 	out.Idempotent(v.Idempotent).RetryPolicy(execPolicy{st: st})
 	// Never gocql's speculative executions: one that finds no host answers
@@ -157,7 +157,7 @@ func (p *Policy) pinBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch,
 	}
 	v := st.Verdict
 	var hx *hedgeExec
-	st.Ctx, st.Trace, hx = p.cfg.hedge.Begin(st.Ctx, st.Trace, v.Idempotent) // a batch is always pinned
+	st.Ctx, st.Trace, hx = p.cfg.hedge.Begin(st.Ctx, st.Trace, v.Idempotent, b.GetConsistency().String()) // a batch is always pinned
 	out := b.WithContext(st.Ctx)
 	// gocql treats a batch as idempotent only when every entry is marked. The entries
 	// are shared with the caller's batch: copy before marking them, unless they are

@@ -77,6 +77,12 @@ var hostOps = &hedge.Ops[gocql.SelectedHost]{
 		t := &timedHost{SelectedHost: h}
 		return t, &t.Timing
 	},
+	DC: func(h gocql.SelectedHost) string {
+		if info := h.Info(); info != nil {
+			return info.DataCenter()
+		}
+		return ""
+	},
 }
 
 // newHedger applies opts over the defaults.

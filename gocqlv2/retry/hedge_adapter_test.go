@@ -48,7 +48,7 @@ func TestHedgingHostsPickReadsStatementContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, _, x := h.Begin(context.Background(), engine.NopTrace{}, true)
+	first, _, x := h.Begin(context.Background(), engine.NopTrace{}, true, "")
 	pol := HedgingHosts(gocql.RoundRobinHostPolicy())
 	host := &gocql.HostInfo{}
 	pol.AddHost(host) // host state: unknown/down; Pick still hands it out
@@ -58,7 +58,7 @@ func TestHedgingHostsPickReadsStatementContext(t *testing.T) {
 		t.Fatal("first execution not marked picked")
 	}
 	// A statement without Context() (not the driver's): the inner iterator, untouched.
-	_, _, y := h.Begin(context.Background(), engine.NopTrace{}, true)
+	_, _, y := h.Begin(context.Background(), engine.NopTrace{}, true, "")
 	_ = pol.Pick(struct{ gocql.ExecutableStatement }{ctxStmt{ctx: first}})
 	if y.Picked.Load() {
 		t.Fatal("picked without a context")
@@ -72,7 +72,7 @@ func TestHedgeStreamsChargesLateResponse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, _, x := h.Begin(context.Background(), engine.NopTrace{}, true)
+	first, _, x := h.Begin(context.Background(), engine.NopTrace{}, true, "")
 	o := HedgeStreams(nil)
 	sc := o.StreamContext(first)
 	if sc == nil {
@@ -98,7 +98,7 @@ func TestHedgeHandOutAllocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, x := h.Begin(context.Background(), engine.NopTrace{}, true)
+	_, _, x := h.Begin(context.Background(), engine.NopTrace{}, true, "")
 	var sel gocql.SelectedHost = fakeSelected{&gocql.HostInfo{}}
 	next := func() gocql.SelectedHost { return sel }
 	with := testing.AllocsPerRun(1000, func() { _ = hedge.Iterator(next, 0, x, hostOps)() })

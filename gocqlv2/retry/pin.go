@@ -93,7 +93,7 @@ func (p *Policy) pin(ctx context.Context, q *gocql.Query, c execConfig) (pinned,
 	}
 	v := st.Verdict
 	var hx *hedgeExec
-	st.Ctx, st.Trace, hx = p.cfg.hedge.Begin(st.Ctx, st.Trace, v.Idempotent && ts != 0) // hedge only the repeatable and pinned
+	st.Ctx, st.Trace, hx = p.cfg.hedge.Begin(st.Ctx, st.Trace, v.Idempotent && ts != 0, q.GetConsistency().String()) // hedge only the repeatable and pinned
 	//lint:ignore SA1019 WithContext is v2.1.2's one way to copy a Query; the copy carries this execution's settings
 	out := q.WithContext(st.Ctx)
 	// Marked idempotent on the wire whatever the verdict: the v2 driver asks the retry
@@ -159,7 +159,7 @@ func (p *Policy) pinBatch(ctx context.Context, s *gocql.Session, b *gocql.Batch,
 	}
 	v := st.Verdict
 	var hx *hedgeExec
-	st.Ctx, st.Trace, hx = p.cfg.hedge.Begin(st.Ctx, st.Trace, v.Idempotent) // a batch is always pinned
+	st.Ctx, st.Trace, hx = p.cfg.hedge.Begin(st.Ctx, st.Trace, v.Idempotent, b.GetConsistency().String()) // a batch is always pinned
 	//lint:ignore SA1019 WithContext is v2.1.2's one way to copy a Batch; the copy carries this execution's settings
 	out := b.WithContext(st.Ctx)
 	// The driver treats a batch as idempotent only when every entry is marked, and asks

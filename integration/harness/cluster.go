@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -28,10 +29,15 @@ type clusterNode struct {
 	name, addr string
 	jmx        int
 	token      string
+	dc         string // "": the script's default snitch (SimpleSnitch)
 }
 
 // ClusterAddresses are the loopback addresses StartNativeCluster uses, node i at index i.
 var clusterAddressBase = 11 // 127.0.0.11, .12, …: clear of a single node on 127.0.0.1
+
+// dcAddressBase is where StartNativeClusterDCs's nodes start: 127.0.0.31, .32, …, clear
+// of StartNativeCluster's.
+const dcAddressBase = 31
 
 // StartNativeCluster starts n nodes (1–9) with scripts/native-node.sh (script is its
 // path) on 127.0.0.11, 127.0.0.12, …, one after the other, each with heap heapMB, and
@@ -41,12 +47,31 @@ func StartNativeCluster(ctx context.Context, script, prefix string, n, heapMB in
 	if n < 1 || n > 9 {
 		return nil, fmt.Errorf("harness: cluster of %d nodes", n)
 	}
+	return startCluster(ctx, script, prefix, clusterAddressBase, make([]string, n), heapMB)
+}
+
+// StartNativeClusterDCs is StartNativeCluster for nodes in data centres: node i is in
+// data centre dcs[i] (GossipingPropertyFileSnitch, rack rack1), on 127.0.0.31, .32, ….
+func StartNativeClusterDCs(ctx context.Context, script, prefix string, dcs []string, heapMB int) (*Cluster, error) {
+	if len(dcs) < 1 || len(dcs) > 9 {
+		return nil, fmt.Errorf("harness: cluster of %d nodes", len(dcs))
+	}
+	for _, dc := range dcs {
+		if dc == "" {
+			return nil, errors.New("harness: a node without a data centre")
+		}
+	}
+	return startCluster(ctx, script, prefix, dcAddressBase, dcs, heapMB)
+}
+
+func startCluster(ctx context.Context, script, prefix string, base int, dcs []string, heapMB int) (*Cluster, error) {
+	n := len(dcs)
 	c := &Cluster{script: script}
 	var seeds []string
 	for i := 0; i < n; i++ {
-		addr := fmt.Sprintf("127.0.0.%d", clusterAddressBase+i)
+		addr := fmt.Sprintf("127.0.0.%d", base+i)
 		seeds = append(seeds, addr)
-		c.nodes = append(c.nodes, clusterNode{name: fmt.Sprintf("%s%d", prefix, i+1), addr: addr, jmx: 7299 + 10*i, token: evenToken(i, n)})
+		c.nodes = append(c.nodes, clusterNode{name: fmt.Sprintf("%s%d", prefix, i+1), addr: addr, jmx: 7299 + 10*i, token: evenToken(i, n), dc: dcs[i]})
 	}
 	c.env = []string{
 		"CQLSAFE_NODE_SEEDS=" + strings.Join(seeds, ","),
@@ -78,6 +103,9 @@ func (c *Cluster) run(ctx context.Context, i int, args ...string) (string, error
 	cmd.Env = append(append(os.Environ(), c.env...),
 		"CQLSAFE_NODE_NAME="+nd.name, "CQLSAFE_NODE_ADDRESS="+nd.addr, "CQLSAFE_NODE_PORT=9042",
 		"CQLSAFE_NODE_JMX_PORT="+strconv.Itoa(nd.jmx), "CQLSAFE_NODE_TOKEN="+nd.token)
+	if nd.dc != "" { // read by cassandra-configure
+		cmd.Env = append(cmd.Env, "CASSANDRA_ENDPOINT_SNITCH=GossipingPropertyFileSnitch", "CASSANDRA_DC="+nd.dc, "CASSANDRA_RACK=rack1")
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {

@@ -135,3 +135,16 @@ func TestRetryCallerTimestampIsThePin(t *testing.T) {
 		return p.Exec(ctx, s.Query(stmt).WithTimestamp(own), opts...)
 	})
 }
+
+// TestRetryRandomizedTruth: scenario.Truth on the v2 driver — counters, list appends, LWT
+// appends, IF NOT EXISTS, inserts and Bind statements on 8 goroutines under faults before
+// and after Cassandra applied them; every answer true, and the naive control's not.
+func TestRetryRandomizedTruth(t *testing.T) {
+	s0, ks := node.Keyspace(t)
+	s, px := proxied(t, ks, 500*time.Millisecond)
+	p := retry.NewPolicy(retry.WithSchema(retry.SessionSchema(s)), retry.WithMaxAttempts(3),
+		retry.WithBackoff(5*time.Millisecond, 50*time.Millisecond))
+	scenario.Truth(t, s0, px, scenarioPolicy(s, p), func(ctx context.Context, stmt string, bind func() []any) error {
+		return p.Exec(ctx, s.Bind(stmt, func(*gocql.QueryInfo) ([]any, error) { return bind(), nil }))
+	})
+}

@@ -3,6 +3,7 @@ package hedge
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,6 +28,7 @@ type Exec[S comparable] struct {
 	inner  engine.Trace
 	Start  time.Time
 	hedged bool        // repeatable and pinned: may be hedged
+	SameDC bool        // a LOCAL_* consistency: hedges only to the first host's data centre (Hosts)
 	Picked atomic.Bool // the first execution's host selection went through HedgingHosts
 	// base is the context hedges run with (the caller's, with hedgeOfKey); cancelFirst
 	// ends the first execution's, once a hedge has answered or the execution is over.
@@ -58,13 +60,15 @@ type Exec[S comparable] struct {
 
 // Begin starts one execution's latency record and, when it may be hedged (repeatable
 // and pinned), returns the Exec to run it with and the context its first execution
-// must run with (cancelled when a hedge answers first). A nil Hedger (no WithHedging)
-// changes nothing.
-func (h *Hedger[S]) Begin(ctx context.Context, tr engine.Trace, repeatable bool) (context.Context, engine.Trace, *Exec[S]) {
+// must run with (cancelled when a hedge answers first). cl is the execution's
+// consistency by name: under LOCAL_ONE, LOCAL_QUORUM or LOCAL_SERIAL its hedges stay in
+// the data centre of its first host (SameDC). A nil Hedger (no WithHedging) changes
+// nothing.
+func (h *Hedger[S]) Begin(ctx context.Context, tr engine.Trace, repeatable bool, cl string) (context.Context, engine.Trace, *Exec[S]) {
 	if h == nil {
 		return ctx, tr, nil
 	}
-	x := &Exec[S]{H: h, inner: tr, Start: time.Now(), hedged: repeatable}
+	x := &Exec[S]{H: h, inner: tr, Start: time.Now(), hedged: repeatable, SameDC: strings.HasPrefix(cl, "LOCAL_")}
 	if !repeatable {
 		return ctx, x, nil
 	}
@@ -254,6 +258,26 @@ func (x *Exec[S]) wasGiven(h S) bool {
 		}
 	}
 	return false
+}
+
+// inDC says whether h may take a hedge of x: always, unless x stays in the data centre
+// of its first host (SameDC) and h is known to be in another.
+func (x *Exec[S]) inDC(h S) bool {
+	if !x.SameDC || x.H.ops.DC == nil {
+		return true
+	}
+	x.mu.Lock()
+	var first S
+	if len(x.given) > 0 {
+		first = x.given[0]
+	}
+	x.mu.Unlock()
+	var none S
+	if first == none {
+		return true
+	}
+	a, b := x.H.ops.DC(first), x.H.ops.DC(h)
+	return a == "" || b == "" || a == b
 }
 
 // givenHosts is the hosts given to x's requests so far, in order.

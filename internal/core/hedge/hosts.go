@@ -15,6 +15,7 @@ type Ops[S comparable] struct {
 	Up    func(S) bool
 	Same  func(a, b S) bool
 	Timed func(S) (S, *Timing)
+	DC    func(S) string // the host's data centre, "" when not known
 }
 
 // MaxRetries bounds the re-used hosts an execution's own retries may take (a retry
@@ -75,7 +76,10 @@ func Iterator[S comparable](next func() S, extra int, x *Exec[S], ops *Ops[S]) f
 
 // Hosts is a hedge's iterator: next's hosts that none of x's requests was given yet,
 // then the up hosts they were given (the same coordinator again, on a single node),
-// the first execution's last, at most extra+1 of those.
+// the first execution's last, at most extra+1 of those. Under a LOCAL_* consistency
+// (x.SameDC) it skips every host of a data centre other than the first execution's
+// host's: a coordinator counts LOCAL_QUORUM in its own data centre, so a hedge sent
+// there would be acknowledged by replicas the caller never asked for.
 func Hosts[S comparable](next func() S, extra int, x *Exec[S]) func() S {
 	var again []S
 	var none S
@@ -92,6 +96,9 @@ func Hosts[S comparable](next func() S, extra int, x *Exec[S]) func() S {
 	return func() S {
 		for !done {
 			h := next()
+			if h != none && !x.inDC(h) {
+				continue
+			}
 			if h == none {
 				done = true
 				// The first execution's host last: it is the one found slow.
