@@ -20,12 +20,12 @@ import (
 // The kinds of write RandomizedTruth mixes, each on a table of its own, one fresh key
 // per operation: how many times the operation applied is read back from Cassandra.
 const (
-	truthCounter = iota // counter increment: never repeatable
-	truthAppend         // non-frozen list append: never repeatable
-	truthLWTAppend      // conditional append whose condition always holds: applies again if re-sent
-	truthInsertNew      // INSERT … IF NOT EXISTS on a fresh key
-	truthInsert         // plain insert: repeatable
-	truthBind           // values from a binder minting an id per call (Session.Bind)
+	truthCounter   = iota // counter increment: never repeatable
+	truthAppend           // non-frozen list append: never repeatable
+	truthLWTAppend        // conditional append whose condition always holds: applies again if re-sent
+	truthInsertNew        // INSERT … IF NOT EXISTS on a fresh key
+	truthInsert           // plain insert: repeatable
+	truthBind             // values from a binder minting an id per call (Session.Bind)
 	truthKinds
 )
 
