@@ -147,9 +147,14 @@ func (c *connFlags) session(ctx context.Context) (*gocql.Session, error) {
 	}
 	// Only the hosts that answer CQL become contact points: gocql could otherwise spend
 	// its connect timeout on a silent one before it tries one that works.
-	up, err := harness.Probe(ctx, cl.Hosts, tlsConf)
+	up, down, err := harness.ProbeHosts(ctx, cl.Hosts, tlsConf)
 	if err != nil {
 		return nil, connectError(err, c.hosts)
+	}
+	for _, d := range down { // named, not dropped in silence
+		if c.logOut != nil {
+			fmt.Fprintf(c.logOut, "cqlsafe: %s %s; going on with %s\n", d.Host, d.Reason, strings.Join(up, ","))
+		}
 	}
 	cl.Hosts = up
 	s, err := harness.CreateSession(ctx, cl)

@@ -90,3 +90,16 @@ func TestConnectLintNotCQLFirst(t *testing.T) {
 		t.Errorf("exit %d after %v: %s", code, d.Round(time.Millisecond), stderr)
 	}
 }
+
+// TestConnectDeadHostNamed: with one of --hosts refusing and another answering, the
+// command goes on with the one that answers and names the other on stderr (it reported
+// ready and never named it).
+func TestConnectDeadHostNamed(t *testing.T) {
+	good := node.Hosts()[0]
+	dead := refusedAddr(t)
+	lintFile := writeFile(t, "q.cql", "INSERT INTO t (id, v) VALUES (?, ?);\n")
+	_, stderr, code := cli(t, "", "lint", "--hosts", dead+","+good, "--timeout", "2s", lintFile)
+	if code != 0 || !strings.Contains(stderr, dead) || !strings.Contains(stderr, "refused") || !strings.Contains(stderr, "going on with "+good) {
+		t.Errorf("exit %d; want 0 with %s named as refusing and %s used:\n%s", code, dead, good, stderr)
+	}
+}

@@ -45,8 +45,16 @@ const probeGrace = 300 * time.Millisecond
 // contact points, where gocql could spend its connect timeout on it before trying a
 // working one.
 func Probe(ctx context.Context, hosts []string, tlsConf *tls.Config) ([]string, error) {
+	up, _, err := ProbeHosts(ctx, hosts, tlsConf)
+	return up, err
+}
+
+// ProbeHosts is Probe, and also says which hosts did not answer (each a *HostError, in
+// the order given) when others did: a contact point left out is named, not dropped in
+// silence.
+func ProbeHosts(ctx context.Context, hosts []string, tlsConf *tls.Config) (up []string, down []*HostError, err error) {
 	if len(hosts) == 0 {
-		return nil, errors.New("harness: no hosts to probe")
+		return nil, nil, errors.New("harness: no hosts to probe")
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -79,17 +87,28 @@ func Probe(ctx context.Context, hosts []string, tlsConf *tls.Config) ([]string, 
 			grace = time.After(probeGrace)
 		}
 	}
-	var up []string
 	for i, h := range hosts {
 		if ok[i] {
 			up = append(up, h)
 		}
 	}
 	if len(up) > 0 {
-		return up, nil
+		for _, h := range hosts {
+			if slices.Contains(up, h) {
+				continue
+			}
+			hostErr := &HostError{Host: h, Reason: fmt.Sprintf("gave no CQL answer within %v of another host", probeGrace), Err: ErrHostDown}
+			for _, f := range failed {
+				if f.Host == h {
+					hostErr = f
+				}
+			}
+			down = append(down, hostErr)
+		}
+		return up, down, nil
 	}
 	if len(failed) == 1 {
-		return nil, failed[0]
+		return nil, nil, failed[0]
 	}
 	// Several named hosts, none answered: name each, in the order given.
 	slices.SortFunc(failed, func(a, b *HostError) int { return slices.Index(hosts, a.Host) - slices.Index(hosts, b.Host) })
@@ -97,7 +116,7 @@ func Probe(ctx context.Context, hosts []string, tlsConf *tls.Config) ([]string, 
 	for i, f := range failed {
 		names[i], reasons[i] = f.Host, f.Host+" "+f.Reason
 	}
-	return nil, &HostError{Host: strings.Join(names, ", "), Reason: strings.Join(reasons, "; "), Err: failed[0].Err}
+	return nil, nil, &HostError{Host: strings.Join(names, ", "), Reason: strings.Join(reasons, "; "), Err: failed[0].Err}
 }
 
 // cqlOptions is an OPTIONS request in native protocol v4: version, flags, stream 0,
