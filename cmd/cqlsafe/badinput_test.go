@@ -40,6 +40,7 @@ func TestBadInputOneLine(t *testing.T) {
 		{"migrate backfill: missing tables", []string{"migrate", "backfill", "--hosts", hosts, "--keyspace", ks, "--old", "nope", "--new", "nope2"}, 1, "(check --old"},
 		{"migrate: wrong keyspace", []string{"migrate", "status", "--hosts", hosts, "--keyspace", "no_such_ks", "--old", "a", "--new", "b"}, 1, "no such keyspace"},
 		{"schema apply: unknown template", []string{"schema", "apply", "nope", "--hosts", hosts, "--keyspace", ks}, 2, "unknown template"},
+		{"schema apply: table before its keyspace", []string{"schema", "apply", "eventlog", "--hosts", hosts, "--keyspace", "no_such_ks"}, 1, "create it first: cqlsafe schema apply keyspace --keyspace no_such_ks"},
 		{"lint: wrong keyspace", []string{"lint", "--hosts", hosts, "--keyspace", "no_such_ks", good}, 2, "no such keyspace"},
 		{"lint: not CQL", []string{"lint", notCQL}, 2, "is not CQL"},
 		{"lint: --schema without tables", []string{"lint", "--schema", noTables, good}, 2, "no CREATE TABLE"},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/gocql/gocql"
 
 	"github.com/cqlsafe/cqlsafe/schema"
 )
@@ -86,6 +89,13 @@ func runSchema(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 		defer s.Close()
+		if name != "keyspace" { // a table template uses a keyspace it does not create
+			var got string
+			err := s.Query(`SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = ?`, ks).WithContext(ctx).Scan(&got)
+			if errors.Is(err, gocql.ErrNotFound) {
+				return fmt.Errorf("schema apply %s: keyspace %q does not exist; create it first: cqlsafe schema apply keyspace --keyspace %s --hosts %s", name, ks, ks, cf.hosts)
+			}
+		}
 		start := time.Now()
 		if err := schema.Apply(ctx, s, out); err != nil {
 			return err
