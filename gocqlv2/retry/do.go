@@ -43,7 +43,7 @@ func Do(ctx context.Context, fn func(ctx context.Context) error, opts ...Option)
 // Policy Do builds lives for one call, so each call would start with a full budget of
 // losing hedges and the budget would bound nothing. Hedge under a Policy that lives
 // longer: p.Do(ctx, fn), or Do(ctx, fn, WithPolicy(p)).
-var ErrDoHedging = errors.New("retry: WithHedging given to Do starts a hedge budget per call; hedge under a Policy you keep: p.Do(ctx, fn) or Do(ctx, fn, WithPolicy(p))")
+var ErrDoHedging = engine.ErrDoHedging
 
 // Do is the package's Do under p: each step runs as p.Exec would, and draws on what p
 // shares across its executions — the hedge budget and delay, the verdict cache, the

@@ -92,6 +92,26 @@ func pauseDC1(t *testing.T) (resume func()) {
 	return resume
 }
 
+// stayInDC is the scenario on one driver: write runs INSERT INTO kv (id, v) VALUES
+// (id, v) through a hedging Policy on a LOCAL_QUORUM session that prefers dc1; unknown
+// says whether an error is its outcome-unknown error.
+func stayInDC(t *testing.T, dc2 *gocql.Session, write func(ctx context.Context, id int, v string) error, unknown func(error) bool) {
+	t.Helper()
+	ctx := context.Background()
+	if err := write(ctx, 0, "warm"); err != nil {
+		t.Fatal(err)
+	}
+	resume := pauseDC1(t)
+	err := write(ctx, 1, "x")
+	held := inDC2(t, dc2, 1)
+	resume()
+	if !unknown(err) || held {
+		t.Errorf("LOCAL_QUORUM write with dc1's node paused: err %v, dc2's replica holds it: %v; want an outcome unknown and nothing in dc2 (a hedge to dc2 counts its quorum there)", err, held)
+	}
+}
+
+const insertKV = `INSERT INTO kv (id, v) VALUES (?, ?)`
+
 // TestHedgeStaysInLocalDC: gocql v1.7.
 func TestHedgeStaysInLocalDC(t *testing.T) {
 	ks, dc2 := dcKeyspace(t)
@@ -107,19 +127,8 @@ func TestHedgeStaysInLocalDC(t *testing.T) {
 	defer s.Close()
 	p := retry.NewPolicy(retry.WithHedging(retry.HedgeDelayBounds(50*time.Millisecond, 50*time.Millisecond)),
 		retry.WithMaxAttempts(1), retry.WithSchema(retry.SessionSchema(s)))
-	ctx := context.Background()
-	const insert = `INSERT INTO kv (id, v) VALUES (?, ?)`
-	if err := p.Exec(ctx, s.Query(insert, 0, "warm")); err != nil {
-		t.Fatal(err)
-	}
-	resume := pauseDC1(t)
-	err = p.Exec(ctx, s.Query(insert, 1, "x"))
-	held := inDC2(t, dc2, 1)
-	resume()
-	var unknown *retry.OutcomeUnknownError
-	if !errors.As(err, &unknown) || held {
-		t.Errorf("LOCAL_QUORUM write with dc1's node paused: err %v, dc2's replica holds it: %v; want an outcome unknown and nothing in dc2 (a hedge to dc2 counts its quorum there)", err, held)
-	}
+	stayInDC(t, dc2, func(ctx context.Context, id int, v string) error { return p.Exec(ctx, s.Query(insertKV, id, v)) },
+		func(err error) bool { var u *retry.OutcomeUnknownError; return errors.As(err, &u) })
 }
 
 // TestV2HedgeStaysInLocalDC: the v2 driver.
@@ -137,17 +146,6 @@ func TestV2HedgeStaysInLocalDC(t *testing.T) {
 	defer s.Close()
 	p := retryv2.NewPolicy(retryv2.WithHedging(retryv2.HedgeDelayBounds(50*time.Millisecond, 50*time.Millisecond)),
 		retryv2.WithMaxAttempts(1), retryv2.WithSchema(retryv2.SessionSchema(s)))
-	ctx := context.Background()
-	const insert = `INSERT INTO kv (id, v) VALUES (?, ?)`
-	if err := p.Exec(ctx, s.Query(insert, 0, "warm")); err != nil {
-		t.Fatal(err)
-	}
-	resume := pauseDC1(t)
-	err = p.Exec(ctx, s.Query(insert, 1, "x"))
-	held := inDC2(t, dc2, 1)
-	resume()
-	var unknown *retryv2.OutcomeUnknownError
-	if !errors.As(err, &unknown) || held {
-		t.Errorf("LOCAL_QUORUM write with dc1's node paused: err %v, dc2's replica holds it: %v; want an outcome unknown and nothing in dc2 (a hedge to dc2 counts its quorum there)", err, held)
-	}
+	stayInDC(t, dc2, func(ctx context.Context, id int, v string) error { return p.Exec(ctx, s.Query(insertKV, id, v)) },
+		func(err error) bool { var u *retryv2.OutcomeUnknownError; return errors.As(err, &u) })
 }

@@ -18,6 +18,10 @@ import (
 // does not come from Do.
 var ErrOutsideDo = errors.New("retry: Exec and ExecBatch run steps of Do; outside Do use Policy.Exec or Policy.ExecBatch")
 
+// ErrDoHedging is Do's answer to a WithHedging among its own options: a budget per call
+// bounds nothing (see the adapters' Do).
+var ErrDoHedging = errors.New("retry: WithHedging given to Do starts a hedge budget per call; hedge under a Policy you keep: p.Do(ctx, fn) or Do(ctx, fn, WithPolicy(p))")
+
 type doKey struct{}
 
 // DoRun is one call of Do: the steps its function issued, in order, and how each went.
