@@ -18,7 +18,8 @@
 // record's timestamp (taken by the writer's clock just before the first attempt), in
 // whole seconds rounded up: a replayed write with a TTL expires when the first attempt's
 // would have, to the second, and never later — except a write whose TTL ran out before
-// the replay, which is sent with TTL 1 and so lives up to a second (below).
+// the replay, which is sent with TTL 1 and so is readable again for up to a second after
+// the replay (below).
 //
 // The TTL is read where Cassandra reads it: a literal USING TTL n (or AND TTL n), a bound
 // USING TTL ? (its value among the bound values; UNSET inherits the table's), else, for
@@ -44,8 +45,9 @@
 //     integer, values that do not match the bind markers, text that does not lex), is
 //     replayed as recorded and counted in ReplayReport.TTLAsRecorded.
 //   - A default_time_to_live altered since the first attempt is used as it is now.
-//   - A record dropped as expired writes nothing. Had its first attempt applied, its
-//     expired cells would still hide older values of the same cells (an expired cell
-//     shadows lower timestamps, measured on Cassandra 5.0.9); if it had not, those older
-//     values show. Either way none of the record's own values is readable.
+//   - A write whose TTL ran out before the replay is readable again for up to a second
+//     after the replay (TTL 1 is the least Cassandra takes), although one execution's
+//     cells expired long before: a reader, or an INSERT … IF NOT EXISTS claim, can see
+//     its values in that second. Dropping it instead would let the older values it
+//     hides show for good.
 package outbox

@@ -15,15 +15,23 @@ import (
 
 // errNoClientTimestamps is the refusal of a pinned write under protocol v1 or v2.
 func errNoClientTimestamps(v int64) error {
-	return fmt.Errorf("retry: the session speaks CQL protocol v%d, which carries no client timestamp: the pinned write timestamp would be dropped and a retry would write again (use protocol v3 or later; nothing was sent)", v)
+	return fmt.Errorf("retry: the session speaks CQL protocol v%d, which carries no client timestamp: the pinned write timestamp would be dropped (use protocol v3 or later; nothing was sent)", v)
 }
 
 // The field paths gocql keeps a query's session and a session's protocol version under
-// (gocql v1.7 and the ScyllaDB fork alike: Query.session, Session.cfg.ProtoVersion);
-// nil where this gocql has no such field, and then nothing is checked.
+// (Query.session, Session.cfg.ProtoVersion); nil where this gocql has no such field, and
+// then nothing is checked. Not on the ScyllaDB fork (its ColumnMetadata has no
+// Validator): it speaks v3 at least — it refuses any lower response version — and its
+// NewSessionNonBlocking sets the version on a goroutine of its own, which a read here
+// would race.
 var (
 	querySessionField = fieldPath(reflect.TypeOf(gocql.Query{}), "session")
-	sessionProtoField = fieldPath(reflect.TypeOf(gocql.Session{}), "cfg", "ProtoVersion")
+	sessionProtoField = func() []int {
+		if _, v17 := reflect.TypeOf(gocql.ColumnMetadata{}).FieldByName("Validator"); !v17 {
+			return nil
+		}
+		return fieldPath(reflect.TypeOf(gocql.Session{}), "cfg", "ProtoVersion")
+	}()
 )
 
 func fieldPath(t reflect.Type, names ...string) []int {

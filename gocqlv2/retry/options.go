@@ -105,8 +105,9 @@ func WithTimeoutsOnNextHost() Option { return set(engine.WithTimeoutsOnNextHost(
 // its pinned timestamp, is hedged — a second copy sent to another host when the first
 // has not answered after a delay drawn from this Policy's recent hedged requests that
 // answered. Counters, list appends, LWTs and anything else not repeatable are never
-// hedged. Under LOCAL_ONE, LOCAL_QUORUM or LOCAL_SERIAL a hedge goes only to hosts of
-// the first request's data centre (a coordinator counts LOCAL_QUORUM among its own
+// hedged. Under LOCAL_ONE, LOCAL_QUORUM or LOCAL_SERIAL a hedge — and a hedged
+// execution's own retry on the next host — goes only to hosts of the first request's
+// data centre (a coordinator counts LOCAL_QUORUM among its own
 // data centre's replicas: one elsewhere would acknowledge what the caller's data
 // centre does not hold); with none other there, the same host again. Defaults (see the Hedge… options): delay at the 99th percentile of the last
 // 256 executions, within [2 ms, 250 ms] (250 ms until 32 were seen); at most 3

@@ -2,6 +2,7 @@ package hedge
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -45,7 +46,9 @@ func Pick[S comparable](ctx context.Context, next func() S) func() S {
 }
 
 // Iterator is next, then up to extra hosts next gave, again, in the order given; the
-// zero S once next is done and no given host is up or extra is spent. The driver calls
+// zero S once next is done and no given host is up or extra is spent. Under a LOCAL_*
+// consistency (x.SameDC) it skips next's hosts of another data centre than the first
+// one's: the execution's own retries on the next host stay there, as its hedges do. The driver calls
 // it from the one goroutine that runs the execution. Each host it hands out is
 // recorded in x and times its request for x (nil: neither): the driver takes a host
 // just before it sends, and marks it with the result.
@@ -55,12 +58,17 @@ func Iterator[S comparable](next func() S, extra int, x *Exec[S], ops *Ops[S]) f
 	done := false
 	i := 0
 	return func() S {
-		if !done {
-			if h := next(); h != none {
-				given = append(given, h)
-				return timed(h, x, ops)
+		for !done {
+			h := next()
+			if h == none {
+				done = true
+				break
 			}
-			done = true
+			if x != nil && !x.inDC(h) {
+				continue // under LOCAL_*, a retry on the next host stays in the first host's data centre
+			}
+			given = append(given, h)
+			return timed(h, x, ops)
 		}
 		for tries := 0; extra > 0 && tries < len(given); tries++ {
 			h := given[i%len(given)]
@@ -105,6 +113,7 @@ func Hosts[S comparable](next func() S, extra int, x *Exec[S]) func() S {
 				if again = x.givenHosts(); len(again) > 1 {
 					again = append(again[1:], again[0])
 				}
+				again = slices.DeleteFunc(again, func(h S) bool { return !x.inDC(h) })
 				break
 			}
 			if !x.wasGiven(h) {

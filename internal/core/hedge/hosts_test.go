@@ -79,3 +79,39 @@ func TestHostsStayInDCUnderLocalConsistency(t *testing.T) {
 		}
 	}
 }
+
+// TestRetriesAndHedgesStayInDC: under LOCAL_QUORUM the first execution's own retry on
+// the next host (WithTimeoutsOnNextHost, Overloaded, no connection) takes no host of
+// another data centre from a DC-aware plan [a1, b1] — it gets a1 again — and a hedge
+// after it, walking the plan and then the hosts given so far, never gets b1 either.
+// Under QUORUM the retry takes b1.
+func TestRetriesAndHedgesStayInDC(t *testing.T) {
+	h, err := New[*testHost](nil, testOps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a1, b1 := &testHost{"a1", "dc1"}, &testHost{"b1", "dc2"}
+	ctx, _, x := h.Begin(context.Background(), engine.NopTrace{}, true, "LOCAL_QUORUM")
+	first := Pick(ctx, plan(a1, b1))
+	if got := first(); got != a1 {
+		t.Fatalf("first host %v", got)
+	}
+	if got := first(); got != a1 {
+		t.Fatalf("LOCAL_QUORUM: the retry on the next host got %v, want a1 again (b1 is in dc2)", got)
+	}
+	next := Hosts(plan(a1, b1), 3, x)
+	for i := 0; i < 6; i++ {
+		hh := next()
+		if hh == nil {
+			break
+		}
+		if hh.dc != "dc1" {
+			t.Errorf("LOCAL_QUORUM hedge given %s in %s (first host a1 in dc1)", hh.name, hh.dc)
+		}
+	}
+	ctx, _, _ = h.Begin(context.Background(), engine.NopTrace{}, true, "QUORUM")
+	first = Pick(ctx, plan(a1, b1))
+	if got, again := first(), first(); got != a1 || again != b1 {
+		t.Errorf("QUORUM: hosts %v then %v, want a1 then b1", got, again)
+	}
+}

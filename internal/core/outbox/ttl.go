@@ -344,8 +344,8 @@ type TTLResult struct {
 // expired, and an expired cell still hides every older value of its column, as a
 // tombstone does; its nulls, element deletions and collection overwrites are tombstones,
 // which never expire. Left out, the older values would show for good; sent with TTL 1,
-// its cells live at most a second longer than the first attempt's would have. Bound
-// values are copied, never changed in place.
+// its own values are readable again for up to a second after the replay (one
+// execution's had expired before it). Bound values are copied, never changed in place.
 func ShortenTTL(cql string, values []any, unset any, ks string, elapsed int64, tableTTL func(ks, table string) (int, error)) (TTLResult, error) {
 	res := TTLResult{CQL: cql, Values: values}
 	toks, sites := readTTLs(cql, values, unset, ks)
