@@ -18,13 +18,27 @@ type Result struct {
 type NotAnalysed struct {
 	Pos    token.Pos
 	Reason string // "CQL reaches the driver through a wrapper: (*Session).Query passes …"
+	// Kind is "write" or "read" when the site shows which (a table model's InsertQuery,
+	// CQL whose first word is visible), "" when it does not.
+	Kind string
 }
 
-// notAnalysed records a Query/Bind call of a driver or look-alike whose CQL is not a
-// constant. When the CQL is a parameter of the enclosing function, that function is a
-// wrapper: the statements are in its callers, which the analyzer does not follow.
-func (c *checker) notAnalysed(call *ast.CallExpr) {
-	arg := ast.Unparen(call.Args[0])
+// Kinds of NotAnalysed.
+const (
+	kindWrite = "write"
+	kindRead  = "read"
+)
+
+// notAnalysedWhy records a site the analyzer could not judge, for the reason why.
+func (c *checker) notAnalysedWhy(call *ast.CallExpr, kind, why string) {
+	c.result.NotAnalysed = append(c.result.NotAnalysed, NotAnalysed{Pos: call.Pos(), Reason: why, Kind: kind})
+}
+
+// notAnalysed records a Query/Bind call of a driver or look-alike whose CQL arg is not
+// a constant. When the CQL is a parameter of the enclosing function, that function is
+// a wrapper: the statements are in its callers, which the analyzer does not follow.
+func (c *checker) notAnalysed(call *ast.CallExpr, arg ast.Expr) {
+	arg = ast.Unparen(arg)
 	reason := "CQL built at run time, not a constant"
 	if id, ok := arg.(*ast.Ident); ok {
 		if v, ok := c.pass.TypesInfo.Uses[id].(*types.Var); ok {
@@ -33,7 +47,27 @@ func (c *checker) notAnalysed(call *ast.CallExpr) {
 			}
 		}
 	}
-	c.result.NotAnalysed = append(c.result.NotAnalysed, NotAnalysed{Pos: call.Pos(), Reason: reason})
+	c.notAnalysedWhy(call, c.kindOf(arg), reason)
+}
+
+// kindOf guesses from the visible text of e whether it reads or writes: the first word
+// of the CQL, with run-time parts as unknown identifiers.
+func (c *checker) kindOf(e ast.Expr) string {
+	var unknown []string
+	text, ok := c.template(e, &unknown)
+	if !ok {
+		return ""
+	}
+	st := parseStatement(text)
+	switch {
+	case st == nil:
+		return ""
+	case st.kind == "select":
+		return kindRead
+	case st.writes() || st.kind == "insert" || st.kind == "update" || st.kind == "delete":
+		return kindWrite
+	}
+	return ""
 }
 
 // notExecutedHere records a write whose CQL was read but whose execution is not in
@@ -54,7 +88,7 @@ func (c *checker) notExecutedHere(call *ast.CallExpr, batch types.Object, inBatc
 	case inBatch:
 		what = "an entry of a batch that is not a variable of this function"
 	}
-	c.result.NotAnalysed = append(c.result.NotAnalysed, NotAnalysed{Pos: call.Pos(), Reason: "write executed outside this function (" + what + "): the retry policy, Idempotent and WithTimestamp it runs with were not checked"})
+	c.notAnalysedWhy(call, kindWrite, "write executed outside this function ("+what+"): the retry policy, Idempotent and WithTimestamp it runs with were not checked")
 }
 
 // enclosingFunc names the function declaration holding n ("" for none).
