@@ -38,8 +38,22 @@ func isContext(t types.Type) bool {
 // (session.Query(tbl.Insert())), or text whose only run-time parts are table and
 // keyspace names.
 func (c *checker) readCQL(e ast.Expr) (string, bool) {
+	return c.readCQLDepth(e, 0)
+}
+
+func (c *checker) readCQLDepth(e ast.Expr, depth int) (string, bool) {
 	if cql, ok := c.constString(e); ok {
 		return cql, true
+	}
+	// A variable of this package initialised to CQL and never changed: cql := "…".
+	if v, ok := c.objOf(e).(*types.Var); ok && depth < 4 && v.Pkg() == c.pass.Pkg && !c.reassigned[v] {
+		if init, ok := c.inits[v]; ok && ast.Unparen(init) != ast.Unparen(e) {
+			if _, field := ast.Unparen(e).(*ast.SelectorExpr); !field {
+				if cql, ok := c.readCQLDepth(init, depth+1); ok {
+					return cql, true
+				}
+			}
+		}
 	}
 	if cql, ok := c.toCqlOf(e); ok {
 		return cql, true
@@ -336,7 +350,13 @@ func (c *checker) clusterPolicy() map[string]policyState {
 						continue
 					}
 					if pkg := clusterPkg(sel.X); pkg != "" {
-						states[pkg] = append(states[pkg], c.policyOf(n.Rhs[k]))
+						st := c.policyOf(n.Rhs[k])
+						if c.inCallback(n) {
+							// Set by a function handed to another: it configures the
+							// clusters that function makes, which are not visible here.
+							st = policyState{}
+						}
+						states[pkg] = append(states[pkg], st)
 					}
 				}
 			case *ast.CompositeLit:
@@ -364,6 +384,18 @@ func (c *checker) clusterPolicy() map[string]policyState {
 		out[pkg] = st
 	}
 	return out
+}
+
+// inCallback reports whether n is inside a function literal passed as an argument.
+func (c *checker) inCallback(n ast.Node) bool {
+	for p := c.parents[n]; p != nil; p = c.parents[p] {
+		if fl, ok := p.(*ast.FuncLit); ok {
+			if call, ok := c.parent(fl).(*ast.CallExpr); ok && call.Fun != ast.Expr(fl) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // driverOf is the driver package of the query or batch fl follows (the receiver of its
