@@ -48,10 +48,10 @@ func Pick[S comparable](ctx context.Context, next func() S) func() S {
 // Iterator is next, then up to extra hosts next gave, again, in the order given; the
 // zero S once next is done and no given host is up or extra is spent. Under a LOCAL_*
 // consistency (x.SameDC) it skips next's hosts of another data centre than the first
-// one's: the execution's own retries on the next host stay there, as its hedges do. The driver calls
-// it from the one goroutine that runs the execution. Each host it hands out is
-// recorded in x and times its request for x (nil: neither): the driver takes a host
-// just before it sends, and marks it with the result.
+// one's: the execution's own retries on the next host stay there, as its hedges do.
+// The driver calls it from the one goroutine that runs the execution. Each host it
+// hands out is recorded in x and times its request for x (nil: neither): the driver
+// takes a host just before it sends, and marks it with the result.
 func Iterator[S comparable](next func() S, extra int, x *Exec[S], ops *Ops[S]) func() S {
 	var given []S
 	var none S

@@ -2,6 +2,7 @@ package hedge
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/cqlsafe/cqlsafe/internal/core/engine"
@@ -66,15 +67,7 @@ func TestHostsStayInDCUnderLocalConsistency(t *testing.T) {
 		if got := first(); got != a1 {
 			t.Fatalf("%s: first host %v", c.cl, got)
 		}
-		got := names(Hosts(plan(c.plan...), 0, x), 4)
-		if len(got) != len(c.hedge) || func() bool {
-			for i := range got {
-				if got[i] != c.hedge[i] {
-					return true
-				}
-			}
-			return false
-		}() {
+		if got := names(Hosts(plan(c.plan...), 0, x), 4); !slices.Equal(got, c.hedge) {
 			t.Errorf("%s, plan %v: hedge hosts %v, want %v", c.cl, names(plan(c.plan...), 9), got, c.hedge)
 		}
 	}
