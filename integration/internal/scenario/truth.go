@@ -85,14 +85,15 @@ func (r TruthResult) String() string {
 // a fresh key — while px answers each write request, at random (seeded), normally or
 // with a fault before Cassandra saw it (Unavailable, Overloaded: not forwarded) or after
 // it applied it (the response dropped, a write timeout in its place — and, for an LWT,
-// Unavailable or Overloaded, as Paxos's commit phase raises them —, the connection reset
-// or sent garbage, which also fails every other request in flight on it). Then it reads what Cassandra holds and checks each operation against
-// what it was told: nil → applied exactly once; an outcome unknown → at most once; any
-// other error → not applied.
+// Unavailable or Overloaded, as Paxos's commit phase raises them, or Unavailable at
+// SERIAL before its round —, the connection reset or sent garbage, which also fails
+// every other request in flight on it). Then it reads what Cassandra holds and checks
+// each operation against what it was told: nil → applied exactly once; an outcome
+// unknown → at most once; any other error → not applied.
 //
 // With naive set, every write goes through p.Raw in a loop that re-sends on any error
-// (four attempts 25 ms apart, binder called per attempt, as a driver re-binds) and calls its
-// errors "not applied": the control, which must show violations.
+// (four attempts 25 ms apart, binder called per attempt, as a driver re-binds) and
+// calls its errors "not applied": the control, which must show violations.
 func RandomizedTruth(t *testing.T, s0 *gocql.Session, px *faultproxy.Proxy, p Policy, bind func(ctx context.Context, stmt string, bind func() []any) error, seed uint64, ops int, naive bool) TruthResult {
 	t.Helper()
 	prefix := "rt_p_"
