@@ -20,12 +20,15 @@ import (
 // transactions (IF …), COUNTER batches, TRUNCATE, and schema changes that fail when
 // repeated (CREATE without IF NOT EXISTS, ALTER … ADD). Reads are idempotent. A batch is
 // idempotent iff every statement in it is — where a list write or a server function's
-// value that a DELETE of the same batch deletes at the batch's timestamp counts as
-// repeatable: the deletion shadows it on every run (same table, the DELETE's
-// restrictions met by the write's key with values known equal, no USING TIMESTAMP or IF
-// on either; with schema metadata that knows column roles and key types, such as
-// SessionSchema, whole-row deletes and literal-against-bound keys count too). Text that
-// is not CQL is not idempotent.
+// value that a DELETE of the same batch deletes at a timestamp not below the write's
+// counts as repeatable: the deletion shadows it on every run (same table, the DELETE's
+// restrictions met by the write's key — values known equal, or inside a slice —, no IF
+// on either; both at the batch's timestamp, or their own USING TIMESTAMPs compared —
+// against the batch's timestamp only when it is known: the adapters' Policy.Exec,
+// ExecBatch and RepeatableAt judge at the pinned one, Classify does not know it; with
+// schema metadata that knows column roles and key types, such as SessionSchema,
+// whole-row deletes and literal-against-bound keys count too). Text that is not CQL is
+// not idempotent.
 // Classify never panics.
 func Classify(cql string) Verdict { return ClassifyWithSchema(cql, nil) }
 
