@@ -32,8 +32,12 @@ With -v it also lists what it could not analyse (rule "not-analysed", in --json 
 Query/Bind calls whose CQL is built at run time; wrappers — functions that pass
 their own CQL parameter on to the driver, whose statements are at their callers; and
 writes whose CQL was read but that are executed by another function (a batch parameter,
-a query passed on), whose retry policy and timestamp were not checked. These notes do
-not change the exit status.
+a query passed on), whose retry policy and timestamp were not checked; gocqlx table
+models whose Metadata is not a constant. Each note ends with the retry in force at the
+site ([retried: …], [not retried: …], [marked Idempotent(true)], [not known: …]);
+writes and sites that may write come first, reads in a section of their own. --json
+carries the same as "kind" (write, read) and "retry". These notes do not change the
+exit status.
 
 Exit status: 0 when nothing was found, 1 when something was, 2 on a usage error, an
 unreadable --schema file or packages that do not load.`
@@ -46,6 +50,10 @@ type vetFinding struct {
 	Rule    string   `json:"rule"`
 	Message string   `json:"message"`
 	Fixes   []string `json:"fixes,omitempty"`
+	// Not-analysed notes only: "write", "read" or "" (not known), and the retry in
+	// force at the site.
+	Kind  string `json:"kind,omitempty"`
+	Retry string `json:"retry,omitempty"`
 }
 
 func runVet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -86,7 +94,7 @@ func runVet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if act.Err != nil {
 			return fmt.Errorf("vet: %s: %w", act.Package.PkgPath, act.Err)
 		}
-		add := func(pos token.Pos, rule, msg string, fixes []analysis.SuggestedFix) {
+		add := func(pos token.Pos, rule, msg string, fixes []analysis.SuggestedFix, kind, retry string) {
 			p := act.Package.Fset.Position(pos)
 			name := p.Filename
 			if rel, err := filepath.Rel(wd, name); err == nil && filepath.IsLocal(rel) {
@@ -97,7 +105,7 @@ func runVet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 				return
 			}
 			seen[key] = true
-			f := vetFinding{File: name, Line: p.Line, Column: p.Column, Rule: rule, Message: msg}
+			f := vetFinding{File: name, Line: p.Line, Column: p.Column, Rule: rule, Message: msg, Kind: kind, Retry: retry}
 			for _, fix := range fixes {
 				f.Fixes = append(f.Fixes, fix.Message)
 			}
@@ -108,35 +116,64 @@ func runVet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}
 		}
 		for _, d := range act.Diagnostics {
-			add(d.Pos, d.Category, d.Message, d.SuggestedFixes)
+			add(d.Pos, d.Category, d.Message, d.SuggestedFixes, "", "")
 		}
 		if res, ok := act.Result.(*vet.Result); ok && *verbose {
 			for _, n := range res.NotAnalysed {
-				add(n.Pos, vet.RuleNotAnalysed, vet.RuleNotAnalysed+": "+n.Reason, nil)
+				add(n.Pos, vet.RuleNotAnalysed, vet.RuleNotAnalysed+": "+n.Reason, nil, n.Kind, n.Retry)
 			}
 		}
 	}
 	found := len(findings)
-	findings = append(findings, notes...)
-	sort.Slice(findings, func(i, j int) bool {
-		a, b := findings[i], findings[j]
-		if a.File != b.File {
-			return a.File < b.File
+	byPlace := func(xs []vetFinding) {
+		sort.Slice(xs, func(i, j int) bool {
+			a, b := xs[i], xs[j]
+			if a.File != b.File {
+				return a.File < b.File
+			}
+			if a.Line != b.Line {
+				return a.Line < b.Line
+			}
+			return a.Column < b.Column
+		})
+	}
+	byPlace(findings)
+	// Notes on writes (and sites that may write) first; reads, which a retry cannot
+	// apply twice, in a section of their own.
+	var writes, reads []vetFinding
+	for _, n := range notes {
+		if n.Kind == "read" {
+			reads = append(reads, n)
+		} else {
+			writes = append(writes, n)
 		}
-		if a.Line != b.Line {
-			return a.Line < b.Line
-		}
-		return a.Column < b.Column
-	})
+	}
+	byPlace(writes)
+	byPlace(reads)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(findings); err != nil {
+		if err := enc.Encode(append(append(findings, writes...), reads...)); err != nil {
 			return err
 		}
 	} else {
 		for _, f := range findings {
 			fmt.Fprintf(stdout, "%s:%d:%d: %s\n", f.File, f.Line, f.Column, f.Message)
+		}
+		note := func(f vetFinding) {
+			fmt.Fprintf(stdout, "%s:%d:%d: %s [%s]\n", f.File, f.Line, f.Column, f.Message, f.Retry)
+		}
+		if len(writes) > 0 {
+			fmt.Fprintf(stdout, "# not analysed: %d writes, or sites that may write\n", len(writes))
+			for _, f := range writes {
+				note(f)
+			}
+		}
+		if len(reads) > 0 {
+			fmt.Fprintf(stdout, "# not analysed: %d reads (a retried read changes nothing)\n", len(reads))
+			for _, f := range reads {
+				note(f)
+			}
 		}
 	}
 	if found > 0 {

@@ -66,6 +66,7 @@ func New(sch *Schema) *analysis.Analyzer {
 		Requires:   []*analysis.Analyzer{inspect.Analyzer},
 		Run:        func(pass *analysis.Pass) (any, error) { return run(pass, sch) },
 		ResultType: reflect.TypeFor[*Result](),
+		FactTypes:  []analysis.Fact{new(modelFact)},
 	}
 }
 
@@ -92,28 +93,32 @@ func newFlagged() *analysis.Analyzer {
 
 // checker holds one pass's state.
 type checker struct {
-	pass     *analysis.Pass
-	sch      *Schema
-	parents  map[ast.Node]ast.Node
-	uses     map[types.Object][]*ast.Ident
-	ignores  map[string]map[int][]string // file → line → rules
-	clusters map[string]policyState      // the package's ClusterConfig retry policy, per driver package
-	toCql    map[types.Object]string     // stmt, names := <qb>.ToCql()
-	reported map[string]bool
-	policy   *retry.Policy // judges every statement: the library's verdict, not a copy
-	result   *Result
+	pass       *analysis.Pass
+	sch        *Schema
+	parents    map[ast.Node]ast.Node
+	uses       map[types.Object][]*ast.Ident
+	ignores    map[string]map[int][]string // file → line → rules
+	clusters   map[string]policyState      // the package's ClusterConfig retry policy, per driver package
+	toCql      map[types.Object]string     // stmt, names := <qb>.ToCql()
+	inits      map[types.Object]ast.Expr   // a variable's initial value
+	reassigned map[types.Object]bool       // assigned after its definition, or its address taken
+	reported   map[string]bool
+	policy     *retry.Policy // judges every statement: the library's verdict, not a copy
+	result     *Result
 }
 
 func run(pass *analysis.Pass, sch *Schema) (*Result, error) {
 	c := &checker{
-		pass:     pass,
-		sch:      sch,
-		parents:  map[ast.Node]ast.Node{},
-		uses:     map[types.Object][]*ast.Ident{},
-		ignores:  map[string]map[int][]string{},
-		toCql:    map[types.Object]string{},
-		reported: map[string]bool{},
-		result:   &Result{},
+		pass:       pass,
+		sch:        sch,
+		parents:    map[ast.Node]ast.Node{},
+		uses:       map[types.Object][]*ast.Ident{},
+		ignores:    map[string]map[int][]string{},
+		toCql:      map[types.Object]string{},
+		inits:      map[types.Object]ast.Expr{},
+		reassigned: map[types.Object]bool{},
+		reported:   map[string]bool{},
+		result:     &Result{},
 	}
 	if sch != nil {
 		c.policy = retry.NewPolicy(retry.WithSchema(sch.retrySchema()))
@@ -139,6 +144,8 @@ func run(pass *analysis.Pass, sch *Schema) (*Result, error) {
 		})
 	}
 	c.clusters = c.clusterPolicy()
+	c.readInits()
+	c.exportModels()
 	c.findToCql()
 	for _, f := range pass.Files {
 		for _, d := range f.Decls {

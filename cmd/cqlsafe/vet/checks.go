@@ -57,7 +57,11 @@ func (c *checker) checkFunc(file *ast.File, body *ast.BlockStmt) {
 			continue
 		}
 		fl := newFlow()
-		c.follow(s.call, fl, body)
+		if s.sends {
+			fl.execs = append(fl.execs, s.call)
+		} else {
+			c.follow(s.call, fl, body)
+		}
 		c.execRules(fl, []*site{s}, -1)
 		if s.verdict.Writes && len(fl.execs)+len(fl.safe) == 0 {
 			c.notExecutedHere(s.call, nil, false)

@@ -5,6 +5,7 @@ import (
 	"go/constant"
 	"go/types"
 	"reflect"
+	"strings"
 
 	"github.com/scylladb/gocqlx/v2/qb"
 )
@@ -21,8 +22,14 @@ var qbFuncs = map[string]any{
 	"Like": qb.Like,
 }
 
+// qbStarts are the qb functions whose first argument is a table name.
+var qbStarts = map[string]bool{"Insert": true, "Update": true, "Delete": true, "Select": true}
+
 // evalQB builds the CQL of a qb builder chain whose every argument is a constant,
-// by running the chain through gocqlx's own qb package.
+// by running the chain through gocqlx's own qb package. The chain may start at a table
+// model's builder (tbl.UpdateBuilder("a")), and its table name may be unknown: it is
+// then written as the quoted identifier "{expr}", so that the statement's own rules
+// are still judged.
 func (c *checker) evalQB(e ast.Expr) (cql string, ok bool) {
 	defer func() {
 		if recover() != nil {
@@ -40,14 +47,59 @@ func (c *checker) evalQB(e ast.Expr) (cql string, ok bool) {
 	return m.Call(nil)[0].String(), true
 }
 
+// stmtOf reads the CQL of a call returning (stmt, names): a qb builder's ToCql() or a
+// table model's Insert(), Update("a"), …
+func (c *checker) stmtOf(e ast.Expr) (string, bool) {
+	call, ok := ast.Unparen(e).(*ast.CallExpr)
+	if !ok {
+		return "", false
+	}
+	if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "ToCql" {
+		return c.evalQB(sel.X)
+	}
+	if name, _ := c.modelMethod(call); name != "" && modelStmts[name] != "" && !strings.Contains(name, "Query") {
+		v, why := c.modelCall(call)
+		if why == "" && v.Kind() == reflect.String {
+			return v.String(), true
+		}
+	}
+	return "", false
+}
+
+// unknownIdent is how a table or keyspace name known only at run time is written in
+// the CQL the analyzer judges: a quoted identifier no schema names.
+func unknownIdent(e ast.Expr) string {
+	return `"{` + strings.ReplaceAll(types.ExprString(e), `"`, "'") + `}"`
+}
+
+// tableName returns the table name e stands for: a constant, a known model's Name(),
+// or else unknownIdent(e).
+func (c *checker) tableName(e ast.Expr) string {
+	if s, ok := c.constString(e); ok {
+		return s
+	}
+	if call, ok := ast.Unparen(e).(*ast.CallExpr); ok {
+		if name, recv := c.modelMethod(call); name == "Name" {
+			if m, why := c.modelOf(recv, 0); why == "" {
+				return m.Name
+			}
+		}
+	}
+	return unknownIdent(e)
+}
+
 func (c *checker) qbValue(e ast.Expr) (reflect.Value, bool) {
 	call, ok := ast.Unparen(e).(*ast.CallExpr)
 	if !ok || call.Ellipsis.IsValid() {
 		return reflect.Value{}, false
 	}
 	f := c.callee(call)
-	if f == nil || f.Pkg() == nil || !isQB(f.Pkg().Path()) {
+	if f == nil || f.Pkg() == nil || !isQB(f.Pkg().Path()) && !isTable(f.Pkg().Path()) {
 		return reflect.Value{}, false
+	}
+	if name, _ := c.modelMethod(call); name != "" {
+		v, why := c.modelCall(call)
+		return v, why == "" && v.Kind() != reflect.String
 	}
 	var fn reflect.Value
 	if f.Type().(*types.Signature).Recv() == nil {
@@ -72,7 +124,12 @@ func (c *checker) qbValue(e ast.Expr) (reflect.Value, bool) {
 	}
 	t := fn.Type()
 	var args []reflect.Value
+	starts := f.Type().(*types.Signature).Recv() == nil && qbStarts[f.Name()]
 	for i, a := range call.Args {
+		if i == 0 && starts {
+			args = append(args, reflect.ValueOf(c.tableName(a)))
+			continue
+		}
 		var pt reflect.Type
 		switch {
 		case t.IsVariadic() && i >= t.NumIn()-1:
@@ -126,8 +183,9 @@ func (c *checker) qbArg(a ast.Expr, pt reflect.Type) (reflect.Value, bool) {
 	return v, true
 }
 
-// findToCql records variables assigned from a constant builder's ToCql():
-// stmt, names := qb.Insert("t").Columns("a").ToCql().
+// findToCql records variables assigned from a constant builder's ToCql() or a table
+// model's statement: stmt, names := qb.Insert("t").Columns("a").ToCql(),
+// stmt, names := tbl.Update("a").
 func (c *checker) findToCql() {
 	for _, f := range c.pass.Files {
 		ast.Inspect(f, func(n ast.Node) bool {
@@ -135,15 +193,7 @@ func (c *checker) findToCql() {
 			if !ok || len(as.Rhs) != 1 || len(as.Lhs) != 2 {
 				return true
 			}
-			call, ok := as.Rhs[0].(*ast.CallExpr)
-			if !ok {
-				return true
-			}
-			sel, ok := call.Fun.(*ast.SelectorExpr)
-			if !ok || sel.Sel.Name != "ToCql" {
-				return true
-			}
-			if cql, ok := c.evalQB(call.Fun.(*ast.SelectorExpr).X); ok {
+			if cql, ok := c.stmtOf(as.Rhs[0]); ok {
 				if obj := c.objOf(as.Lhs[0]); obj != nil {
 					c.toCql[obj] = cql
 				}

@@ -5,6 +5,8 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
+	"reflect"
+	"strings"
 
 	"github.com/cqlsafe/cqlsafe/retry"
 )
@@ -19,6 +21,47 @@ type site struct {
 	values  []ast.Expr // bound values; nil when not known (spread, Bind, gocqlx names)
 	batch   types.Object
 	inBatch bool // an entry of a gocql batch (batch is its variable when known)
+	sends   bool // the call itself sends the statement (gocqlx's ExecStmt)
+}
+
+// queryNames are the methods that make a query of CQL text: gocql's and gocqlx's, and
+// those of wrappers around them.
+var queryNames = map[string]bool{"Query": true, "Bind": true, "ContextQuery": true, "QueryWithContext": true, "QueryContext": true}
+
+func isContext(t types.Type) bool {
+	n := namedOf(t)
+	return n != nil && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "context" && n.Obj().Name() == "Context"
+}
+
+// readCQL reads the CQL of e: a constant, a variable assigned a builder's ToCql() or a
+// model's statement, a call returning (stmt, names) passed on whole
+// (session.Query(tbl.Insert())), or text whose only run-time parts are table and
+// keyspace names.
+func (c *checker) readCQL(e ast.Expr) (string, bool) {
+	return c.readCQLDepth(e, 0)
+}
+
+func (c *checker) readCQLDepth(e ast.Expr, depth int) (string, bool) {
+	if cql, ok := c.constString(e); ok {
+		return cql, true
+	}
+	// A variable of this package initialised to CQL and never changed: cql := "…".
+	if v, ok := c.objOf(e).(*types.Var); ok && depth < 4 && v.Pkg() == c.pass.Pkg && !c.reassigned[v] {
+		if init, ok := c.inits[v]; ok && ast.Unparen(init) != ast.Unparen(e) {
+			if _, field := ast.Unparen(e).(*ast.SelectorExpr); !field {
+				if cql, ok := c.readCQLDepth(init, depth+1); ok {
+					return cql, true
+				}
+			}
+		}
+	}
+	if cql, ok := c.toCqlOf(e); ok {
+		return cql, true
+	}
+	if cql, ok := c.stmtOf(e); ok {
+		return cql, true
+	}
+	return c.templateCQL(e)
 }
 
 // execNames are the methods that send a query, with the Apache driver v2's
@@ -53,14 +96,45 @@ func (c *checker) findSite(call *ast.CallExpr) *site {
 	if name == "Query" && recv != nil && recv.Obj().Pkg() != nil && isQB(recv.Obj().Pkg().Path()) {
 		cql, ok := c.evalQB(sel.X)
 		if !ok {
+			c.notAnalysedWhy(call, "", "a gocqlx qb builder chain with an argument that is not a constant (only its table name may be)")
 			return nil
 		}
 		return c.newSite(call, cql, nil)
 	}
-	if (name != "Query" && name != "Bind") || sig.Params().Len() < 1 || len(call.Args) < 1 {
+	// gocqlx table model: tbl.InsertQuery(session), tbl.UpdateQueryContext(ctx, session, "a")
+	if model, _ := c.modelMethod(call); strings.HasSuffix(model, "Query") || strings.HasSuffix(model, "QueryContext") {
+		v, why := c.modelCall(call)
+		if why != "" || v.Kind() != reflect.String {
+			c.notAnalysedWhy(call, modelKind(model), why)
+			return nil
+		}
+		return c.newSite(call, v.String(), nil)
+	}
+	// gocqlx's Session.ExecStmt(stmt) sends the statement at once.
+	if name == "ExecStmt" && recv != nil && recv.Obj().Pkg() != nil && isGocqlx(recv.Obj().Pkg().Path()) && len(call.Args) == 1 {
+		cql, ok := c.readCQL(call.Args[0])
+		if !ok {
+			c.notAnalysed(call, call.Args[0])
+			return nil
+		}
+		s := c.newSite(call, cql, nil)
+		if s != nil {
+			s.sends = true
+		}
+		return s
+	}
+	if !queryNames[name] || len(call.Args) < 1 {
 		return nil
 	}
-	if b, ok := sig.Params().At(0).Type().Underlying().(*types.Basic); !ok || b.Kind() != types.String {
+	// The CQL is the first parameter, or the second after a context.Context.
+	at := 0
+	if sig.Params().Len() >= 2 && isContext(sig.Params().At(0).Type()) {
+		at = 1
+	}
+	if sig.Params().Len() <= at || len(call.Args) <= at {
+		return nil
+	}
+	if b, ok := sig.Params().At(at).Type().Underlying().(*types.Basic); !ok || b.Kind() != types.String {
 		return nil
 	}
 	// A gocql look-alike: the query it returns can be pinned (WithTimestamp) or tuned
@@ -81,16 +155,13 @@ func (c *checker) findSite(call *ast.CallExpr) *site {
 	default:
 		return nil
 	}
-	cql, ok := c.constString(call.Args[0])
+	cql, ok := c.readCQL(call.Args[at])
 	if !ok {
-		cql, ok = c.toCqlOf(call.Args[0])
-	}
-	if !ok {
-		c.notAnalysed(call)
+		c.notAnalysed(call, call.Args[at])
 		return nil
 	}
 	var values []ast.Expr
-	if name == "Query" && sig.Variadic() && sig.Params().Len() == 2 && !call.Ellipsis.IsValid() {
+	if name == "Query" && at == 0 && sig.Variadic() && sig.Params().Len() == 2 && !call.Ellipsis.IsValid() {
 		if _, ok := sig.Params().At(1).Type().(*types.Slice); ok {
 			values = call.Args[1:]
 			if values == nil {
@@ -279,7 +350,13 @@ func (c *checker) clusterPolicy() map[string]policyState {
 						continue
 					}
 					if pkg := clusterPkg(sel.X); pkg != "" {
-						states[pkg] = append(states[pkg], c.policyOf(n.Rhs[k]))
+						st := c.policyOf(n.Rhs[k])
+						if c.inCallback(n) {
+							// Set by a function handed to another: it configures the
+							// clusters that function makes, which are not visible here.
+							st = policyState{}
+						}
+						states[pkg] = append(states[pkg], st)
 					}
 				}
 			case *ast.CompositeLit:
@@ -307,6 +384,18 @@ func (c *checker) clusterPolicy() map[string]policyState {
 		out[pkg] = st
 	}
 	return out
+}
+
+// inCallback reports whether n is inside a function literal passed as an argument.
+func (c *checker) inCallback(n ast.Node) bool {
+	for p := c.parents[n]; p != nil; p = c.parents[p] {
+		if fl, ok := p.(*ast.FuncLit); ok {
+			if call, ok := c.parent(fl).(*ast.CallExpr); ok && call.Fun != ast.Expr(fl) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // driverOf is the driver package of the query or batch fl follows (the receiver of its

@@ -18,22 +18,102 @@ type Result struct {
 type NotAnalysed struct {
 	Pos    token.Pos
 	Reason string // "CQL reaches the driver through a wrapper: (*Session).Query passes …"
+	// Kind is "write" or "read" when the site shows which (a table model's InsertQuery,
+	// CQL whose first word is visible), "" when it does not.
+	Kind string
+	// Retry says what retry is in force where the statement is executed: "retried: …"
+	// (a retrying policy on the query or the package's ClusterConfig), "marked
+	// Idempotent(true)", "not retried: …", or "not known: …".
+	Retry string
 }
 
-// notAnalysed records a Query/Bind call of a driver or look-alike whose CQL is not a
-// constant. When the CQL is a parameter of the enclosing function, that function is a
-// wrapper: the statements are in its callers, which the analyzer does not follow.
-func (c *checker) notAnalysed(call *ast.CallExpr) {
-	arg := ast.Unparen(call.Args[0])
+// Kinds of NotAnalysed.
+const (
+	kindWrite = "write"
+	kindRead  = "read"
+)
+
+// notAnalysedWhy records a site the analyzer could not judge, for the reason why.
+func (c *checker) notAnalysedWhy(call *ast.CallExpr, kind, why string) {
+	c.result.NotAnalysed = append(c.result.NotAnalysed, NotAnalysed{Pos: call.Pos(), Reason: why, Kind: kind, Retry: c.retryAt(call)})
+}
+
+// retryAt says what retry is in force for the query call makes, as far as the
+// function holding it and the package's ClusterConfig show.
+func (c *checker) retryAt(call *ast.CallExpr) string {
+	var body ast.Node
+	for p := c.parents[call]; p != nil && body == nil; p = c.parents[p] {
+		switch f := p.(type) {
+		case *ast.FuncDecl:
+			body = f.Body
+		case *ast.FuncLit:
+			body = f.Body
+		}
+	}
+	fl := newFlow()
+	if body != nil {
+		c.follow(call, fl, body)
+	}
+	pol := c.policyFor(fl)
+	switch {
+	case pol.retrying:
+		return "retried: " + pol.why
+	case c.idempotentTrue(fl) != nil:
+		return "marked Idempotent(true)"
+	case pol.known:
+		return "not retried: " + pol.why
+	case len(fl.methods["RetryPolicy"]) > 0:
+		return "not known: a retry policy vet cannot read"
+	case len(c.clusters) == 0:
+		return "not retried: no RetryPolicy set in this package (gocql v1.7's default is none)"
+	}
+	return "not known: the package's ClusterConfigs do not agree"
+}
+
+// notAnalysed records a Query/Bind call of a driver or look-alike whose CQL arg is not
+// a constant. When the CQL is a parameter of the enclosing function, that function is
+// a wrapper: the statements are in its callers, which the analyzer does not follow.
+func (c *checker) notAnalysed(call *ast.CallExpr, arg ast.Expr) {
+	arg = ast.Unparen(arg)
 	reason := "CQL built at run time, not a constant"
+	kind := c.kindOf(arg)
 	if id, ok := arg.(*ast.Ident); ok {
 		if v, ok := c.pass.TypesInfo.Uses[id].(*types.Var); ok {
 			if fn := c.enclosingFunc(call); fn != "" && c.isParam(call, v) {
 				reason = fmt.Sprintf("CQL reaches the driver through a wrapper: %s passes its parameter %s on, so its statements are at its callers", fn, v.Name())
+			} else if init, ok := c.inits[v]; ok {
+				if cql, ok := c.constString(init); ok {
+					where := "local variable"
+					if v.Parent() == v.Pkg().Scope() {
+						where = "package variable"
+					}
+					reason = fmt.Sprintf("CQL in %s %s: initialised to a constant (%q) and changed afterwards", where, v.Name(), cql)
+					kind = c.kindOf(init)
+				}
 			}
 		}
 	}
-	c.result.NotAnalysed = append(c.result.NotAnalysed, NotAnalysed{Pos: call.Pos(), Reason: reason})
+	c.notAnalysedWhy(call, kind, reason)
+}
+
+// kindOf guesses from the visible text of e whether it reads or writes: the first word
+// of the CQL, with run-time parts as unknown identifiers.
+func (c *checker) kindOf(e ast.Expr) string {
+	var unknown []string
+	text, ok := c.template(e, &unknown)
+	if !ok {
+		return ""
+	}
+	st := parseStatement(text)
+	switch {
+	case st == nil:
+		return ""
+	case st.kind == "select":
+		return kindRead
+	case st.writes() || st.kind == "insert" || st.kind == "update" || st.kind == "delete":
+		return kindWrite
+	}
+	return ""
 }
 
 // notExecutedHere records a write whose CQL was read but whose execution is not in
@@ -54,7 +134,7 @@ func (c *checker) notExecutedHere(call *ast.CallExpr, batch types.Object, inBatc
 	case inBatch:
 		what = "an entry of a batch that is not a variable of this function"
 	}
-	c.result.NotAnalysed = append(c.result.NotAnalysed, NotAnalysed{Pos: call.Pos(), Reason: "write executed outside this function (" + what + "): the retry policy, Idempotent and WithTimestamp it runs with were not checked"})
+	c.notAnalysedWhy(call, kindWrite, "write executed outside this function ("+what+"): the retry policy, Idempotent and WithTimestamp it runs with were not checked")
 }
 
 // enclosingFunc names the function declaration holding n ("" for none).

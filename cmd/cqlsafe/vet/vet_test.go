@@ -12,7 +12,7 @@ import (
 )
 
 func TestVetRules(t *testing.T) {
-	for _, pkg := range []string{"notidempotent", "unpinned", "rollback", "nondeterminism", "lists", "ignore", "gocqlxuse", "v2driver", "mixeddrivers"} {
+	for _, pkg := range []string{"notidempotent", "unpinned", "rollback", "nondeterminism", "lists", "ignore", "gocqlxuse", "v2driver", "mixeddrivers", "gocqlxmodel", "gocqlxv3", "gocqlxexec", "clustercallback"} {
 		t.Run(pkg, func(t *testing.T) {
 			analysistest.Run(t, analysistest.TestData(), vet.New(nil), pkg)
 		})
@@ -68,5 +68,64 @@ func TestVetNotAnalysed(t *testing.T) {
 		!strings.HasPrefix(got[2], "29: write executed outside this function (batch b is a parameter of fill: its callers execute it)") ||
 		!strings.HasPrefix(got[3], "34: write executed outside this function (the query is passed to another function or returned)") {
 		t.Errorf("not analysed:\n%s", strings.Join(got, "\n"))
+	}
+}
+
+// notes runs the analyzer on pkgs and returns its not-analysed notes as "line: reason".
+func notes(t *testing.T, pkgs ...string) []string {
+	t.Helper()
+	res := analysistest.Run(t, analysistest.TestData(), vet.New(nil), pkgs...)
+	var got []string
+	for _, r := range res {
+		vr, ok := r.Result.(*vet.Result)
+		if !ok {
+			t.Fatalf("result %T, want *vet.Result", r.Result)
+		}
+		for _, n := range vr.NotAnalysed {
+			got = append(got, fmt.Sprintf("%d: %s", r.Pass.Fset.Position(n.Pos).Line, n.Reason))
+		}
+	}
+	return got
+}
+
+// TestVetGocqlxModelsNotAnalysed: a gocqlx table model whose Metadata is not a constant
+// is listed with the reason, never passed over.
+func TestVetGocqlxModelsNotAnalysed(t *testing.T) {
+	got := notes(t, "gocqlxmodel")
+	want := []string{
+		"56: gocqlx table model s.table is a struct field: vet does not follow the value stored in it",
+		"60: gocqlx table model models.Named(\"t\") is returned by a function: vet does not follow it",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("not analysed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestVetIdentifiersNotAnalysed: CQL whose run-time part is not a table or keyspace
+// name is listed.
+func TestVetIdentifiersNotAnalysed(t *testing.T) {
+	got := notes(t, "gocqlxexec")
+	if len(got) != 1 || !strings.HasPrefix(got[0], "38: CQL built at run time") {
+		t.Errorf("not analysed:\n%s", strings.Join(got, "\n"))
+	}
+}
+
+// TestVetNotAnalysedTriage: each note says whether the site writes or reads and what
+// retry is in force there; a local initialised to a constant is labelled as such.
+func TestVetNotAnalysedTriage(t *testing.T) {
+	res := analysistest.Run(t, analysistest.TestData(), vet.New(nil), "triage")
+	var got []string
+	for _, r := range res {
+		for _, n := range r.Result.(*vet.Result).NotAnalysed {
+			got = append(got, fmt.Sprintf("%d [%s] [%s] %s", r.Pass.Fset.Position(n.Pos).Line, n.Kind, n.Retry, n.Reason))
+		}
+	}
+	want := []string{
+		`24 [write] [retried: gocql.SimpleRetryPolicy set as the ClusterConfig's RetryPolicy in this package] CQL in local variable cql: initialised to a constant ("INSERT INTO t (id, v) VALUES (?, ?)") and changed afterwards`,
+		`28 [read] [retried: gocql.SimpleRetryPolicy set as the ClusterConfig's RetryPolicy in this package] CQL built at run time, not a constant`,
+		`32 [] [not retried: nil retry policy] CQL reaches the driver through a wrapper: passOn passes its parameter stmt on, so its statements are at its callers`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("not analysed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -15,8 +15,8 @@ func (w *Session) Query(stmt string, values ...interface{}) *gocql.Query {
 	return w.s.Query(stmt, values...)
 }
 
-func byTable(s *gocql.Session, table string) error {
-	return s.Query(fmt.Sprintf("DELETE FROM %s WHERE id = ?", table), 1).Exec()
+func byColumn(s *gocql.Session, column string) error {
+	return s.Query(fmt.Sprintf("DELETE FROM t WHERE %s = ?", column), 1).Exec()
 }
 
 func constant(s *gocql.Session) error {

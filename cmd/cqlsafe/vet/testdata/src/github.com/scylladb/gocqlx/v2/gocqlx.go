@@ -1,7 +1,11 @@
 // Package gocqlx is a stub of github.com/scylladb/gocqlx/v2 for the analyzer's tests.
 package gocqlx
 
-import "github.com/gocql/gocql"
+import (
+	"context"
+
+	"github.com/gocql/gocql"
+)
 
 type Session struct{ *gocql.Session }
 
@@ -16,3 +20,8 @@ func (q *Queryx) ExecRelease() error                 { return nil }
 func (q *Queryx) RetryPolicy(r gocql.RetryPolicy) *Queryx { return q }
 func (q *Queryx) Idempotent(v bool) *Queryx               { return q }
 func (q *Queryx) WithTimestamp(ts int64) *Queryx          { return q }
+
+func (s Session) ContextQuery(ctx context.Context, stmt string, names []string) *Queryx {
+	return &Queryx{}
+}
+func (s Session) ExecStmt(stmt string) error { return nil }

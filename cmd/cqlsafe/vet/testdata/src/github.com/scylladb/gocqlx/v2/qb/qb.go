@@ -24,3 +24,18 @@ func (b *UpdateBuilder) Add(column string) *UpdateBuilder      { return b }
 func (b *UpdateBuilder) Where(w ...Cmp) *UpdateBuilder         { return b }
 func (b *UpdateBuilder) ToCql() (string, []string)             { return "", nil }
 func (b *UpdateBuilder) Query(s gocqlx.Session) *gocqlx.Queryx { return nil }
+
+type DeleteBuilder struct{}
+
+func Delete(table string) *DeleteBuilder                          { return &DeleteBuilder{} }
+func (b *DeleteBuilder) Columns(columns ...string) *DeleteBuilder { return b }
+func (b *DeleteBuilder) Where(w ...Cmp) *DeleteBuilder            { return b }
+func (b *DeleteBuilder) ToCql() (string, []string)                { return "", nil }
+func (b *DeleteBuilder) Query(s gocqlx.Session) *gocqlx.Queryx    { return nil }
+
+type SelectBuilder struct{}
+
+func Select(table string) *SelectBuilder                       { return &SelectBuilder{} }
+func (b *SelectBuilder) Where(w ...Cmp) *SelectBuilder         { return b }
+func (b *SelectBuilder) ToCql() (string, []string)             { return "", nil }
+func (b *SelectBuilder) Query(s gocqlx.Session) *gocqlx.Queryx { return nil }

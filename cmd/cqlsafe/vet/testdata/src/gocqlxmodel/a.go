@@ -1,0 +1,61 @@
+// Package gocqlxmodel writes through gocqlx table models: the statements are built
+// the way gocqlx builds them from the models' Metadata.
+package gocqlxmodel
+
+import (
+	"gocqlxmodel/models"
+
+	"github.com/gocql/gocql"
+	gocqlx "github.com/scylladb/gocqlx/v2"
+	"github.com/scylladb/gocqlx/v2/qb"
+	"github.com/scylladb/gocqlx/v2/table"
+)
+
+type user struct{ ID, Name string }
+
+func insertUser(s gocqlx.Session, u user) error {
+	return models.Users.InsertQuery(s).RetryPolicy(&gocql.SimpleRetryPolicy{NumRetries: 2}).BindStruct(u).ExecRelease() // want `unpinned-timestamp: "INSERT INTO users \(id,name,tags\) VALUES \(\?,\?,\?\)" is retried`
+}
+
+func bump(s gocqlx.Session) error {
+	return models.Stats.UpdateBuilder().Add("n").Query(s).Idempotent(true).ExecRelease() // want `not-idempotent: "UPDATE stats SET n=n\+\? WHERE id=\?" is not idempotent`
+}
+
+func local(s gocqlx.Session) error {
+	events := table.New(table.Metadata{Name: "events", Columns: []string{"id", "at", "v"}, PartKey: []string{"id"}, SortKey: []string{"at"}})
+	stmt, names := events.Update("v")
+	return s.Query(stmt, names).RetryPolicy(&gocql.SimpleRetryPolicy{NumRetries: 2}).ExecRelease() // want `unpinned-timestamp: "UPDATE events SET v=\? WHERE id=\? AND at=\?" is retried`
+}
+
+func deleteUser(s gocqlx.Session) error {
+	return s.Query(models.Users.Delete()).RetryPolicy(&gocql.SimpleRetryPolicy{NumRetries: 2}).ExecRelease() // want `unpinned-timestamp: "DELETE FROM users WHERE id=\?" is retried`
+}
+
+// Negative: an idempotent model write with no retrying policy.
+func plain(s gocqlx.Session, u user) error {
+	return models.Stats.UpdateQuery(s, "n").BindStruct(u).ExecRelease()
+}
+
+type store struct {
+	session gocqlx.Session
+	table   *table.Table
+}
+
+// The table is a struct field: its name is not known, the statement's own rules are.
+func (s *store) forget() error {
+	return qb.Delete(s.table.Name()).Where(qb.Eq("cluster_id")).Query(s.session).RetryPolicy(&gocql.SimpleRetryPolicy{NumRetries: 2}).ExecRelease() // want `unpinned-timestamp: "DELETE FROM \\"\{s.table.Name\(\)\}\\" WHERE cluster_id=\?" is retried`
+}
+
+func (s *store) hit(name string) error {
+	return qb.Update(name).Add("hits").Where(qb.Eq("id")).Query(s.session).Idempotent(true).ExecRelease() // want `not-idempotent: "UPDATE \\"\{name\}\\" SET hits=hits\+\? WHERE id=\?" is not idempotent`
+}
+
+// Listed, not analysed: a model held in a struct field, and one built from a name
+// known only at run time.
+func (s *store) save(u user) error {
+	return s.table.InsertQuery(s.session).BindStruct(u).ExecRelease()
+}
+
+func named(s gocqlx.Session, u user) error {
+	return models.Named("t").InsertQuery(s).BindStruct(u).ExecRelease()
+}
