@@ -117,9 +117,21 @@ func (c *checker) exportModels() {
 		if len(in.Lhs) != 1 || !isModelType(in.Lhs[0].Type()) {
 			continue
 		}
-		m, why := c.modelOfVar(in.Lhs[0], in.Lhs[0].Name(), 0)
-		c.pass.ExportObjectFact(in.Lhs[0], &modelFact{Meta: m, Reason: why})
+		c.exportModel(in.Lhs[0])
 	}
+}
+
+// exportModel records v's fact. The analyzer runs on every dependency for its facts:
+// no code in one of them may crash it, so a failure to read the Metadata is recorded
+// as the reason.
+func (c *checker) exportModel(v *types.Var) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.pass.ExportObjectFact(v, &modelFact{Reason: fmt.Sprintf("vet failed to read it: %v", r)})
+		}
+	}()
+	m, why := c.modelOfVar(v, v.Name(), 0)
+	c.pass.ExportObjectFact(v, &modelFact{Meta: m, Reason: why})
 }
 
 func isModelType(t types.Type) bool {
@@ -142,7 +154,11 @@ func (c *checker) modelOf(e ast.Expr, depth int) (table.Metadata, string) {
 		case funcIs(f, isTable, "New") && len(x.Args) == 1:
 			return c.modelOf(x.Args[0], depth+1)
 		case f != nil && f.Name() == "Metadata" && methodOf(f, isTable, "Table"):
-			return c.modelOf(x.Fun.(*ast.SelectorExpr).X, depth+1)
+			// (users.Metadata)(): the callee is found through the parentheses.
+			if sel, ok := ast.Unparen(x.Fun).(*ast.SelectorExpr); ok {
+				return c.modelOf(sel.X, depth+1)
+			}
+			return table.Metadata{}, src + " is a method value vet does not follow"
 		}
 		return table.Metadata{}, src + " is returned by a function: vet does not follow it"
 	case *ast.CompositeLit:

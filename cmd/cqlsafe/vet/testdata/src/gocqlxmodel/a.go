@@ -59,3 +59,8 @@ func (s *store) save(u user) error {
 func named(s gocqlx.Session, u user) error {
 	return models.Named("t").InsertQuery(s).BindStruct(u).ExecRelease()
 }
+
+// A model's Metadata read through (users.Metadata)() in another package.
+func insertMeta(s gocqlx.Session, u user) error {
+	return table.New(models.UsersMeta).InsertQuery(s).RetryPolicy(&gocql.SimpleRetryPolicy{NumRetries: 2}).BindStruct(u).ExecRelease() // want `unpinned-timestamp: "INSERT INTO users \(id,name,tags\) VALUES \(\?,\?,\?\)" is retried`
+}
