@@ -351,9 +351,10 @@ func (c *checker) clusterPolicy() map[string]policyState {
 					}
 					if pkg := clusterPkg(sel.X); pkg != "" {
 						st := c.policyOf(n.Rhs[k])
-						if c.inCallback(n) {
-							// Set by a function handed to another: it configures the
-							// clusters that function makes, which are not visible here.
+						if c.paramConfig(sel.X) {
+							// Set on a ClusterConfig the function is given: it configures
+							// clusters made by its callers (a configuring callback),
+							// which are not visible here.
 							st = policyState{}
 						}
 						states[pkg] = append(states[pkg], st)
@@ -386,16 +387,22 @@ func (c *checker) clusterPolicy() map[string]policyState {
 	return out
 }
 
-// inCallback reports whether n is inside a function literal passed as an argument.
-func (c *checker) inCallback(n ast.Node) bool {
-	for p := c.parents[n]; p != nil; p = c.parents[p] {
-		if fl, ok := p.(*ast.FuncLit); ok {
-			if call, ok := c.parent(fl).(*ast.CallExpr); ok && call.Fun != ast.Expr(fl) {
-				return true
-			}
+// paramConfig reports whether e, the ClusterConfig a RetryPolicy is set on, is a
+// parameter of the function that sets it (cl.RetryPolicy = … in func(cl
+// *gocql.ClusterConfig)). A config the function makes itself, in a closure or not
+// (sync.Once.Do, t.Run), is visible.
+func (c *checker) paramConfig(e ast.Expr) bool {
+	for {
+		switch x := ast.Unparen(e).(type) {
+		case *ast.StarExpr:
+			e = x.X
+			continue
+		case *ast.Ident:
+			v, ok := c.pass.TypesInfo.Uses[x].(*types.Var)
+			return ok && c.isParam(c.declOf(v), v)
 		}
+		return false
 	}
-	return false
 }
 
 // driverOf is the driver package of the query or batch fl follows (the receiver of its

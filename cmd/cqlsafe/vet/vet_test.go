@@ -12,7 +12,7 @@ import (
 )
 
 func TestVetRules(t *testing.T) {
-	for _, pkg := range []string{"notidempotent", "unpinned", "rollback", "nondeterminism", "lists", "ignore", "gocqlxuse", "v2driver", "mixeddrivers", "gocqlxmodel", "gocqlxv3", "gocqlxexec", "clustercallback"} {
+	for _, pkg := range []string{"notidempotent", "unpinned", "rollback", "nondeterminism", "lists", "ignore", "gocqlxuse", "v2driver", "mixeddrivers", "gocqlxmodel", "gocqlxv3", "gocqlxexec", "clustercallback", "clusteronce", "clusternamed"} {
 		t.Run(pkg, func(t *testing.T) {
 			analysistest.Run(t, analysistest.TestData(), vet.New(nil), pkg)
 		})
