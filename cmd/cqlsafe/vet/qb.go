@@ -3,6 +3,7 @@ package vet
 import (
 	"go/ast"
 	"go/constant"
+	"go/token"
 	"go/types"
 	"reflect"
 	"strings"
@@ -187,8 +188,32 @@ func (c *checker) qbArg(a ast.Expr, pt reflect.Type) (reflect.Value, bool) {
 // model's statement: stmt, names := qb.Insert("t").Columns("a").ToCql(),
 // stmt, names := tbl.Update("a").
 func (c *checker) findToCql() {
+	// Only a variable (or field) assigned once, whose address is not taken, holds
+	// the statement it was given: stmt, names reused for a second statement hold
+	// either.
+	assigned := map[types.Object]int{}
 	for _, f := range c.pass.Files {
 		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.AssignStmt:
+				for _, l := range n.Lhs {
+					if obj := c.objOf(l); obj != nil {
+						assigned[obj]++
+					}
+				}
+			case *ast.UnaryExpr:
+				if n.Op == token.AND {
+					if obj := c.objOf(n.X); obj != nil {
+						assigned[obj] += 2
+					}
+				}
+			case *ast.RangeStmt:
+				for _, e := range []ast.Expr{n.Key, n.Value} {
+					if obj := c.objOf(e); obj != nil {
+						assigned[obj] += 2
+					}
+				}
+			}
 			as, ok := n.(*ast.AssignStmt)
 			if !ok || len(as.Rhs) != 1 || len(as.Lhs) != 2 {
 				return true
@@ -200,6 +225,12 @@ func (c *checker) findToCql() {
 			}
 			return true
 		})
+	}
+	for obj := range c.toCql {
+		if assigned[obj] != 1 {
+			delete(c.toCql, obj)
+			c.toCqlMulti[obj] = true
+		}
 	}
 }
 

@@ -88,12 +88,44 @@ func (c *checker) notAnalysed(call *ast.CallExpr, arg ast.Expr) {
 						where = "package variable"
 					}
 					reason = fmt.Sprintf("CQL in %s %s: initialised to a constant (%q) and changed afterwards", where, v.Name(), cql)
-					kind = c.kindOf(init)
+					kind = c.kindOfAssigned(v, init)
 				}
 			}
 		}
 	}
+	if obj := c.objOf(arg); obj != nil && c.toCqlMulti[obj] {
+		reason = fmt.Sprintf("CQL in %s: assigned a statement more than once, vet does not follow which one reaches here", types.ExprString(arg))
+	}
 	c.notAnalysedWhy(call, kind, reason)
+}
+
+// kindOfAssigned is the kind of a variable initialised to init and changed
+// afterwards: a read only when every value assigned to it reads, a write when the
+// first that does not read writes, else not known.
+func (c *checker) kindOfAssigned(v *types.Var, init ast.Expr) string {
+	kind := c.kindOf(init)
+	for _, f := range c.pass.Files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			as, ok := n.(*ast.AssignStmt)
+			if !ok {
+				return true
+			}
+			for k, l := range as.Lhs {
+				if c.objOf(l) != v {
+					continue
+				}
+				other := ""
+				if len(as.Lhs) == len(as.Rhs) && (as.Tok == token.ASSIGN || as.Tok == token.DEFINE) {
+					other = c.kindOf(as.Rhs[k])
+				}
+				if kind == kindRead && other != kindRead {
+					kind = other
+				}
+			}
+			return true
+		})
+	}
+	return kind
 }
 
 // kindOf guesses from the visible text of e whether it reads or writes: the first word

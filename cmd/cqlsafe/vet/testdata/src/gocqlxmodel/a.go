@@ -64,3 +64,12 @@ func named(s gocqlx.Session, u user) error {
 func insertMeta(s gocqlx.Session, u user) error {
 	return table.New(models.UsersMeta).InsertQuery(s).RetryPolicy(&gocql.SimpleRetryPolicy{NumRetries: 2}).BindStruct(u).ExecRelease() // want `unpinned-timestamp: "INSERT INTO users \(id,name,tags\) VALUES \(\?,\?,\?\)" is retried`
 }
+
+// stmt, names reused for a second statement: the first Query's CQL is not the last
+// assignment's (listed, not judged as the counter update).
+func reuse(s gocqlx.Session) {
+	stmt, names := models.Users.Update("name")
+	_ = s.Query(stmt, names).Idempotent(true).ExecRelease()
+	stmt, names = qb.Update("stats").Add("n").Where(qb.Eq("id")).ToCql()
+	_ = s.Query(stmt, names).ExecRelease()
+}
