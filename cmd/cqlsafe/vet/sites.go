@@ -161,9 +161,11 @@ func (c *checker) findSite(call *ast.CallExpr) *site {
 		return nil
 	}
 	var values []ast.Expr
-	if name == "Query" && at == 0 && sig.Variadic() && sig.Params().Len() == 2 && !call.Ellipsis.IsValid() {
-		if _, ok := sig.Params().At(1).Type().(*types.Slice); ok {
-			values = call.Args[1:]
+	// Query(stmt, values...), QueryWithContext(ctx, stmt, values...): the values follow
+	// the CQL.
+	if sig.Variadic() && sig.Params().Len() == at+2 && !call.Ellipsis.IsValid() {
+		if _, ok := sig.Params().At(at + 1).Type().(*types.Slice); ok {
+			values = call.Args[at+1:]
 			if values == nil {
 				values = []ast.Expr{}
 			}
