@@ -89,6 +89,9 @@ func (c *checker) readInits() {
 					if obj := c.objOf(l); obj != nil {
 						c.reassigned[obj] = true
 					}
+					if obj := c.rootVar(l); obj != nil {
+						c.reassigned[obj] = true // m.Name = …, cols[0] = …: its value changes
+					}
 				}
 			case *ast.ValueSpec:
 				if len(n.Names) == len(n.Values) {
@@ -107,6 +110,38 @@ func (c *checker) readInits() {
 			}
 			return true
 		})
+	}
+}
+
+// rootVar returns the variable whose value an assignment to e changes in part: m for
+// m.Columns, m.Columns[0] or (*p).Name; nil when e is the variable itself.
+func (c *checker) rootVar(e ast.Expr) types.Object {
+	part := false
+	for {
+		switch x := ast.Unparen(e).(type) {
+		case *ast.SelectorExpr:
+			if s := c.pass.TypesInfo.Selections[x]; s == nil || s.Kind() != types.FieldVal {
+				if !part {
+					return nil
+				}
+				return c.pass.TypesInfo.ObjectOf(x.Sel) // pkg.Var.Field
+			}
+			e, part = x.X, true
+		case *ast.IndexExpr:
+			e, part = x.X, true
+		case *ast.StarExpr:
+			e = x.X
+		case *ast.Ident:
+			if !part {
+				return nil
+			}
+			if v, ok := c.pass.TypesInfo.ObjectOf(x).(*types.Var); ok {
+				return v
+			}
+			return nil
+		default:
+			return nil
+		}
 	}
 }
 
@@ -179,6 +214,9 @@ func (c *checker) modelOf(e ast.Expr, depth int) (table.Metadata, string) {
 }
 
 func (c *checker) modelOfVar(v *types.Var, src string, depth int) (table.Metadata, string) {
+	if c.reassigned[v] {
+		return table.Metadata{}, src + " is assigned more than once or changed in part"
+	}
 	if v.Pkg() != c.pass.Pkg {
 		var f modelFact
 		if !c.pass.ImportObjectFact(v, &f) {
@@ -188,9 +226,6 @@ func (c *checker) modelOfVar(v *types.Var, src string, depth int) (table.Metadat
 			return table.Metadata{}, src + ": " + f.Reason
 		}
 		return f.Meta, ""
-	}
-	if c.reassigned[v] {
-		return table.Metadata{}, src + " is assigned more than once"
 	}
 	init, ok := c.inits[v]
 	if !ok {

@@ -73,3 +73,11 @@ func reuse(s gocqlx.Session) {
 	stmt, names = qb.Update("stats").Add("n").Where(qb.Eq("id")).ToCql()
 	_ = s.Query(stmt, names).ExecRelease()
 }
+
+// Metadata copied and changed in part: listed, not read as the copied Metadata.
+func audit(s gocqlx.Session) error {
+	m := models.StatsMetadata
+	m.Name = "audit"
+	m.Columns = []string{"id", "n"}
+	return table.New(m).InsertQuery(s).RetryPolicy(&gocql.SimpleRetryPolicy{NumRetries: 2}).ExecRelease()
+}
