@@ -184,7 +184,40 @@ func (c *checker) newSite(call *ast.CallExpr, cql string, values []ast.Expr) *si
 	if st == nil {
 		return nil
 	}
-	return &site{call: call, cql: cql, stmt: st, verdict: c.classify(cql, values), values: values}
+	s := &site{call: call, cql: cql, stmt: st, verdict: c.classify(cql, values), values: values}
+	c.runtimeTable(s)
+	return s
+}
+
+// runtimeTable: with a schema, a write to a table known only at run time is judged
+// without the schema's column kinds and keys, which it may not match. Only what holds
+// whatever the columns are is kept (an LWT, a list literal appended, n = n + 1, which
+// Cassandra refuses on anything but a counter); what the column kinds would decide (a
+// bind marker assigned, c = c + ?) is dropped from the verdict, and the site is listed
+// as not analysed for those rules, never judged in silence.
+func (c *checker) runtimeTable(s *site) {
+	if c.sch == nil || !s.verdict.Writes {
+		return
+	}
+	tbl := ""
+	for _, st := range append([]*statement{s.stmt}, s.stmt.inner...) {
+		if strings.Contains(st.table, "{") {
+			tbl = st.table
+			break
+		}
+	}
+	if tbl == "" {
+		return
+	}
+	var kept []string
+	for _, r := range s.verdict.Reasons {
+		if !strings.Contains(r, "schema metadata can tell") && !strings.Contains(r, "may be bound to a non-frozen list") {
+			kept = append(kept, r)
+		}
+	}
+	s.verdict.Reasons = kept
+	s.verdict.Idempotent = len(kept) == 0
+	c.notAnalysedWhy(s.call, kindWrite, "table "+tbl+" known only at run time: the schema's column kinds and keys do not apply to it, so the rules that depend on them (list assignments, collection and counter updates, nil bound to a key column) were not checked")
 }
 
 // flow is what happens to a query after it is built.
