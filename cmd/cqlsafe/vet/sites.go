@@ -364,6 +364,9 @@ func (c *checker) policyOf(e ast.Expr) policyState {
 // them is a retrying policy.
 func (c *checker) clusterPolicy() map[string]policyState {
 	states := map[string][]policyState{}
+	defaults := map[string]int{}
+	policySetOn := map[types.Object]bool{} // cluster variables given a RetryPolicy
+	var made []made1
 	clusterPkg := func(e ast.Expr) string {
 		tv, ok := c.pass.TypesInfo.Types[e]
 		if !ok {
@@ -385,6 +388,9 @@ func (c *checker) clusterPolicy() map[string]policyState {
 						continue
 					}
 					if pkg := clusterPkg(sel.X); pkg != "" {
+						if obj := c.objOf(sel.X); obj != nil {
+							policySetOn[obj] = true
+						}
 						st := c.policyOf(n.Rhs[k])
 						if c.paramConfig(sel.X) {
 							// Set on a ClusterConfig the function is given: it configures
@@ -397,11 +403,24 @@ func (c *checker) clusterPolicy() map[string]policyState {
 				}
 			case *ast.CompositeLit:
 				if pkg := clusterPkg(n); pkg != "" {
+					set := false
 					for _, el := range n.Elts {
 						if kv, ok := el.(*ast.KeyValueExpr); ok {
 							if id, ok := kv.Key.(*ast.Ident); ok && id.Name == "RetryPolicy" {
 								states[pkg] = append(states[pkg], c.policyOf(kv.Value))
+								set = true
 							}
+						}
+					}
+					if !set {
+						made = append(made, made1{n, pkg})
+					}
+				}
+			case *ast.CallExpr:
+				if f := c.callee(n); f != nil && f.Name() == "NewCluster" && f.Pkg() != nil && isGocql(f.Pkg().Path()) {
+					if sig, ok := f.Type().(*types.Signature); ok && sig.Recv() == nil && sig.Results().Len() == 1 {
+						if pkg := clusterPkg(n); pkg != "" {
+							made = append(made, made1{n, pkg})
 						}
 					}
 				}
@@ -409,17 +428,62 @@ func (c *checker) clusterPolicy() map[string]policyState {
 			return true
 		})
 	}
+	// A cluster made here (NewCluster, a literal without RetryPolicy) whose variable is
+	// given no RetryPolicy keeps the driver's default: none.
+	for _, m := range made {
+		if obj := c.madeInto(m.e); obj != nil && policySetOn[obj] {
+			continue
+		}
+		defaults[m.pkg]++
+	}
 	out := map[string]policyState{}
 	for pkg, ss := range states {
-		st := policyState{known: true, retrying: true, why: ss[0].why + " set as the ClusterConfig's RetryPolicy in this package"}
+		suffix := " set as the ClusterConfig's RetryPolicy in this package"
+		st := policyState{known: true, retrying: true, why: ss[0].why + suffix}
+		if !ss[0].retrying {
+			st = policyState{known: true, why: ss[0].why + suffix}
+		}
 		for _, s := range ss {
-			if !s.known || !s.retrying {
+			if !s.known || s.retrying != st.retrying {
 				st = policyState{}
 			}
+		}
+		if defaults[pkg] > 0 && st.retrying {
+			st = policyState{} // some of the package's clusters retry, some do not
 		}
 		out[pkg] = st
 	}
 	return out
+}
+
+type made1 struct {
+	e   ast.Expr
+	pkg string
+}
+
+// madeInto is the variable (or field) a cluster made by e is assigned to, or nil.
+func (c *checker) madeInto(e ast.Expr) types.Object {
+	p := c.parent(e)
+	if u, ok := p.(*ast.UnaryExpr); ok && u.Op == token.AND {
+		p = c.parent(u)
+	}
+	switch p := p.(type) {
+	case *ast.AssignStmt:
+		if len(p.Lhs) == len(p.Rhs) {
+			for k, r := range p.Rhs {
+				if within(e, r) {
+					return c.objOf(p.Lhs[k])
+				}
+			}
+		}
+	case *ast.ValueSpec:
+		for k, v := range p.Values {
+			if within(e, v) && k < len(p.Names) {
+				return c.pass.TypesInfo.Defs[p.Names[k]]
+			}
+		}
+	}
+	return nil
 }
 
 // paramConfig reports whether e, the ClusterConfig a RetryPolicy is set on, is a

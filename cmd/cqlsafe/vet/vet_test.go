@@ -12,7 +12,7 @@ import (
 )
 
 func TestVetRules(t *testing.T) {
-	for _, pkg := range []string{"notidempotent", "unpinned", "rollback", "nondeterminism", "lists", "ignore", "gocqlxuse", "v2driver", "mixeddrivers", "gocqlxmodel", "gocqlxv3", "gocqlxexec", "clustercallback", "clusteronce", "clusternamed"} {
+	for _, pkg := range []string{"notidempotent", "unpinned", "rollback", "nondeterminism", "lists", "ignore", "gocqlxuse", "v2driver", "mixeddrivers", "gocqlxmodel", "gocqlxv3", "gocqlxexec", "clustercallback", "clusteronce", "clusternamed", "clusterlit"} {
 		t.Run(pkg, func(t *testing.T) {
 			analysistest.Run(t, analysistest.TestData(), vet.New(nil), pkg)
 		})
@@ -157,5 +157,21 @@ func TestVetSchemaRuntimeTable(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("not analysed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestVetClusterNoRetries: a package whose one ClusterConfig retries nothing says so
+// (it said the package's ClusterConfigs do not agree).
+func TestVetClusterNoRetries(t *testing.T) {
+	res := analysistest.Run(t, analysistest.TestData(), vet.New(nil), "clusterzero")
+	var got []string
+	for _, r := range res {
+		for _, n := range r.Result.(*vet.Result).NotAnalysed {
+			got = append(got, fmt.Sprintf("%d [%s] %s", r.Pass.Fset.Position(n.Pos).Line, n.Retry, n.Reason))
+		}
+	}
+	want := "14 [not retried: gocql.SimpleRetryPolicy with NumRetries 0 set as the ClusterConfig's RetryPolicy in this package] CQL reaches the driver through a wrapper: write passes its parameter cql on, so its statements are at its callers"
+	if strings.Join(got, "\n") != want {
+		t.Errorf("not analysed:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
 	}
 }
