@@ -92,8 +92,8 @@ func (c *checker) findSite(call *ast.CallExpr) *site {
 	}
 	name := f.Name()
 	recv := recvNamed(f)
-	// qb builder: qb.Insert("t").Columns("a").Query(session)
-	if name == "Query" && recv != nil && recv.Obj().Pkg() != nil && isQB(recv.Obj().Pkg().Path()) {
+	// qb builder: qb.Insert("t").Columns("a").Query(session), ….QueryContext(ctx, session)
+	if (name == "Query" || name == "QueryContext") && recv != nil && recv.Obj().Pkg() != nil && isQB(recv.Obj().Pkg().Path()) {
 		cql, ok := c.evalQB(sel.X)
 		if !ok {
 			c.notAnalysedWhy(call, "", "a gocqlx qb builder chain with an argument that is not a constant (only its table name may be)")

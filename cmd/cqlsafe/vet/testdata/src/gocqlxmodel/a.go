@@ -3,6 +3,8 @@
 package gocqlxmodel
 
 import (
+	"context"
+
 	"gocqlxmodel/models"
 
 	"github.com/gocql/gocql"
@@ -80,4 +82,8 @@ func audit(s gocqlx.Session) error {
 	m.Name = "audit"
 	m.Columns = []string{"id", "n"}
 	return table.New(m).InsertQuery(s).RetryPolicy(&gocql.SimpleRetryPolicy{NumRetries: 2}).ExecRelease()
+}
+
+func bumpCtx(ctx context.Context, s gocqlx.Session) error {
+	return qb.Update("stats").Add("n").Where(qb.Eq("id")).QueryContext(ctx, s).Idempotent(true).ExecRelease() // want `not-idempotent: "UPDATE stats SET n=n\+\? WHERE id=\?" is not idempotent`
 }
