@@ -64,6 +64,8 @@ func (c *checker) retryAt(call *ast.CallExpr) string {
 		return "not retried: " + pol.why
 	case len(fl.methods["RetryPolicy"]) > 0:
 		return "not known: a retry policy vet cannot read"
+	case len(c.clusters) == 0 && c.scyllaFork():
+		return "not known: no RetryPolicy set in this package (the ScyllaDB fork's default is SimpleRetryPolicy{NumRetries: 3})"
 	case len(c.clusters) == 0:
 		return "not retried: no RetryPolicy set in this package (gocql v1.7's default is none)"
 	}
@@ -204,4 +206,32 @@ func (c *checker) isParam(n ast.Node, v *types.Var) bool {
 		return false
 	}
 	return false
+}
+
+// scyllaFork reports whether the gocql the package is built with is the ScyllaDB fork
+// (replacing github.com/gocql/gocql), whose default retry policy is
+// SimpleRetryPolicy{NumRetries: 3}, not none: its HostInfo has ScyllaShardAwarePort.
+func (c *checker) scyllaFork() bool {
+	seen := map[*types.Package]bool{}
+	var walk func(p *types.Package) bool
+	walk = func(p *types.Package) bool {
+		if seen[p] {
+			return false
+		}
+		seen[p] = true
+		if p.Path() == "github.com/gocql/gocql" {
+			if h, ok := p.Scope().Lookup("HostInfo").(*types.TypeName); ok {
+				obj, _, _ := types.LookupFieldOrMethod(types.NewPointer(h.Type()), true, p, "ScyllaShardAwarePort")
+				return obj != nil
+			}
+			return false
+		}
+		for _, q := range p.Imports() {
+			if walk(q) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(c.pass.Pkg)
 }

@@ -175,3 +175,22 @@ func TestVetClusterNoRetries(t *testing.T) {
 		t.Errorf("not analysed:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
 	}
 }
+
+// TestVetForkDefault: on the ScyllaDB fork, whose default retry policy retries, a
+// package that sets none does not say "not retried".
+func TestVetForkDefault(t *testing.T) {
+	res := analysistest.Run(t, filepath.Join(analysistest.TestData(), "fork"), vet.New(nil), "forkdefault")
+	var got []string
+	for _, r := range res {
+		if r.Pass.Pkg.Path() != "forkdefault" {
+			continue
+		}
+		for _, n := range r.Result.(*vet.Result).NotAnalysed {
+			got = append(got, fmt.Sprintf("%d [%s]", r.Pass.Fset.Position(n.Pos).Line, n.Retry))
+		}
+	}
+	want := "7 [not known: no RetryPolicy set in this package (the ScyllaDB fork's default is SimpleRetryPolicy{NumRetries: 3})]"
+	if strings.Join(got, "\n") != want {
+		t.Errorf("not analysed:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
+	}
+}
