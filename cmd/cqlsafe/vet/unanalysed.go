@@ -168,7 +168,10 @@ func (c *checker) notExecutedHere(call *ast.CallExpr, batch types.Object, inBatc
 	case inBatch:
 		what = "an entry of a batch that is not a variable of this function"
 	}
-	c.notAnalysedWhy(call, kindWrite, "write executed outside this function ("+what+"): the retry policy, Idempotent and WithTimestamp it runs with were not checked")
+	// The retry in force is where it is executed, which is not here.
+	c.result.NotAnalysed = append(c.result.NotAnalysed, NotAnalysed{Pos: call.Pos(), Kind: kindWrite,
+		Reason: "write executed outside this function (" + what + "): the retry policy, Idempotent and WithTimestamp it runs with were not checked",
+		Retry:  "not known: executed outside this function"})
 }
 
 // enclosingFunc names the function declaration holding n ("" for none).
