@@ -96,7 +96,8 @@ func (c *checker) findSite(call *ast.CallExpr) *site {
 	if (name == "Query" || name == "QueryContext") && recv != nil && recv.Obj().Pkg() != nil && isQB(recv.Obj().Pkg().Path()) {
 		cql, ok := c.evalQB(sel.X)
 		if !ok {
-			c.notAnalysedWhy(call, "", "a gocqlx qb builder chain with an argument that is not a constant (only its table name may be)")
+			kind, why := c.qbNote(sel.X)
+			c.notAnalysedWhy(call, kind, why)
 			return nil
 		}
 		return c.newSite(call, cql, nil)

@@ -105,6 +105,8 @@ func TestVetGocqlxModelsNotAnalysed(t *testing.T) {
 		"74: CQL in stmt: assigned a statement more than once, vet does not follow which one reaches here",
 		"76: CQL in stmt: assigned a statement more than once, vet does not follow which one reaches here",
 		"84: gocqlx table model m is assigned more than once or changed in part",
+		"94: a gocqlx qb builder chain with an argument that is not a constant (only its table name may be)",
+		"98: a gocqlx qb builder chain from a table model: gocqlx table model s.table is a struct field: vet does not follow the value stored in it",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("not analysed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -199,5 +201,26 @@ func TestVetForkDefault(t *testing.T) {
 	want := "7 [not known: no RetryPolicy set in this package (the ScyllaDB fork's default is SimpleRetryPolicy{NumRetries: 3})]"
 	if strings.Join(got, "\n") != want {
 		t.Errorf("not analysed:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
+	}
+}
+
+// TestVetQBNotes: a qb chain that is not read is listed with its kind (from the call
+// it starts with) and, for a model's builder, the model's reason.
+func TestVetQBNotes(t *testing.T) {
+	res := analysistest.Run(t, analysistest.TestData(), vet.New(nil), "gocqlxmodel")
+	var got []string
+	for _, r := range res {
+		for _, n := range r.Result.(*vet.Result).NotAnalysed {
+			if strings.Contains(n.Reason, "qb builder chain") {
+				got = append(got, fmt.Sprintf("%d [%s] %s", r.Pass.Fset.Position(n.Pos).Line, n.Kind, n.Reason))
+			}
+		}
+	}
+	want := []string{
+		"94 [read] a gocqlx qb builder chain with an argument that is not a constant (only its table name may be)",
+		"98 [write] a gocqlx qb builder chain from a table model: gocqlx table model s.table is a struct field: vet does not follow the value stored in it",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("not analysed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -87,3 +87,13 @@ func audit(s gocqlx.Session) error {
 func bumpCtx(ctx context.Context, s gocqlx.Session) error {
 	return qb.Update("stats").Add("n").Where(qb.Eq("id")).QueryContext(ctx, s).Idempotent(true).ExecRelease() // want `not-idempotent: "UPDATE stats SET n=n\+\? WHERE id=\?" is not idempotent`
 }
+
+// Listed with their kind and the reason: a qb.Select with a column not a constant, a
+// builder from a model held in a struct field.
+func (s *store) pick(col string) error {
+	return qb.Select("users").Columns(col).Where(qb.Eq("id")).Query(s.session).ExecRelease()
+}
+
+func (s *store) count() error {
+	return s.table.UpdateBuilder().Add("n").Query(s.session).ExecRelease()
+}

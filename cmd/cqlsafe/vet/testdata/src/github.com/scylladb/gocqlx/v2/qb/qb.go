@@ -46,3 +46,4 @@ func Select(table string) *SelectBuilder                       { return &SelectB
 func (b *SelectBuilder) Where(w ...Cmp) *SelectBuilder         { return b }
 func (b *SelectBuilder) ToCql() (string, []string)             { return "", nil }
 func (b *SelectBuilder) Query(s gocqlx.Session) *gocqlx.Queryx { return nil }
+func (b *SelectBuilder) Columns(c ...string) *SelectBuilder    { return b }
