@@ -95,6 +95,14 @@ func (c *checker) notAnalysed(call *ast.CallExpr, arg ast.Expr) {
 			}
 		}
 	}
+	if mc, ok := arg.(*ast.CallExpr); ok {
+		// s.Query(tbl.Insert()) with a model vet cannot read: the model's reason.
+		if name, _ := c.modelMethod(mc); name != "" {
+			if _, why := c.modelCall(mc); why != "" {
+				reason, kind = why, modelKind(name)
+			}
+		}
+	}
 	if obj := c.objOf(arg); obj != nil && c.toCqlMulti[obj] {
 		reason = fmt.Sprintf("CQL in %s: assigned a statement more than once, vet does not follow which one reaches here", types.ExprString(arg))
 	}

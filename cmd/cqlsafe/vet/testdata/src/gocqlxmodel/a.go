@@ -97,3 +97,7 @@ func (s *store) pick(col string) error {
 func (s *store) count() error {
 	return s.table.UpdateBuilder().Add("n").Query(s.session).ExecRelease()
 }
+
+func (s *store) put() error {
+	return s.session.Query(s.table.Insert()).ExecRelease()
+}
