@@ -78,6 +78,7 @@ var execNames = map[string]bool{
 
 // findSite recognises call as a statement site.
 func (c *checker) findSite(call *ast.CallExpr) *site {
+	c.opaqueQueryx(call)
 	sel, ok := call.Fun.(*ast.SelectorExpr)
 	if !ok {
 		return nil
@@ -178,6 +179,34 @@ func (c *checker) findSite(call *ast.CallExpr) *site {
 		s.batch = c.objOf(sel.X)
 	}
 	return s
+}
+
+// opaqueQueryx lists a gocqlx query made where vet cannot see which model or CQL
+// makes it: a function value (ins := tbl.InsertQuery; ins(s)) or an interface method
+// (m.InsertQuery(s)).
+func (c *checker) opaqueQueryx(call *ast.CallExpr) {
+	tv, ok := c.pass.TypesInfo.Types[call]
+	if !ok {
+		return
+	}
+	n := namedOf(tv.Type)
+	if n == nil || n.Obj().Name() != "Queryx" || n.Obj().Pkg() == nil || !isGocqlx(n.Obj().Pkg().Path()) {
+		return
+	}
+	if _, conv := c.pass.TypesInfo.Types[call.Fun]; conv && c.pass.TypesInfo.Types[call.Fun].IsType() {
+		return
+	}
+	f := c.callee(call)
+	switch {
+	case f == nil:
+		c.notAnalysedWhy(call, "", "a gocqlx query made by a function value ("+types.ExprString(call.Fun)+"): vet does not follow which model or CQL it is")
+	case f.Type().(*types.Signature).Recv() != nil && types.IsInterface(f.Type().(*types.Signature).Recv().Type()):
+		kind := ""
+		if _, ok := modelStmts[strings.TrimSuffix(strings.TrimSuffix(f.Name(), "Context"), "Query")]; ok {
+			kind = modelKind(f.Name())
+		}
+		c.notAnalysedWhy(call, kind, "a gocqlx query made through the interface method "+f.Name()+": vet does not follow the model behind it")
+	}
 }
 
 func (c *checker) newSite(call *ast.CallExpr, cql string, values []ast.Expr) *site {

@@ -108,6 +108,8 @@ func TestVetGocqlxModelsNotAnalysed(t *testing.T) {
 		"94: a gocqlx qb builder chain with an argument that is not a constant (only its table name may be)",
 		"98: a gocqlx qb builder chain from a table model: gocqlx table model s.table is a struct field: vet does not follow the value stored in it",
 		"102: gocqlx table model s.table is a struct field: vet does not follow the value stored in it",
+		"110: a gocqlx query made through the interface method InsertQuery: vet does not follow the model behind it",
+		"115: a gocqlx query made by a function value (ins): vet does not follow which model or CQL it is",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("not analysed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

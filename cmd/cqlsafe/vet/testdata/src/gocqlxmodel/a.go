@@ -101,3 +101,16 @@ func (s *store) count() error {
 func (s *store) put() error {
 	return s.session.Query(s.table.Insert()).ExecRelease()
 }
+
+type inserter interface {
+	InsertQuery(s gocqlx.Session) *gocqlx.Queryx
+}
+
+func viaInterface(s gocqlx.Session, m inserter) error {
+	return m.InsertQuery(s).ExecRelease()
+}
+
+func viaValue(s gocqlx.Session) error {
+	ins := models.Users.InsertQuery
+	return ins(s).ExecRelease()
+}
