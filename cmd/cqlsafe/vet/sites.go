@@ -154,6 +154,8 @@ func (c *checker) findSite(call *ast.CallExpr) *site {
 		if !hasMethod(rt, "WithTimestamp") && !hasMethod(rt, "Consistency") {
 			return nil
 		}
+		// The ScyllaDB fork's Batch.Query returns the batch: an entry, as on gocql v1.7.
+		isBatch = types.Identical(rt, sig.Recv().Type())
 	default:
 		return nil
 	}

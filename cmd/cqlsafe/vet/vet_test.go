@@ -227,3 +227,9 @@ func TestVetQBNotes(t *testing.T) {
 		t.Errorf("not analysed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestVetForkBatch: on the ScyllaDB fork, Batch.Query returns the batch; its entries
+// are judged as a batch's.
+func TestVetForkBatch(t *testing.T) {
+	analysistest.Run(t, filepath.Join(analysistest.TestData(), "fork"), vet.New(nil), "forkbatch")
+}
