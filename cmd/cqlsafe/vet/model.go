@@ -199,6 +199,10 @@ func (c *checker) modelOf(e ast.Expr, depth int) (table.Metadata, string) {
 	case *ast.CompositeLit:
 		return c.metadataLit(x)
 	case *ast.Ident, *ast.SelectorExpr:
+		if t := c.pass.TypesInfo.TypeOf(e); t != nil && !isModelType(t) {
+			// struct{ *table.Table }: the model's methods are promoted from a field.
+			return table.Metadata{}, src + " embeds the table model: vet does not follow the value stored in it"
+		}
 		if sel, ok := x.(*ast.SelectorExpr); ok {
 			if s := c.pass.TypesInfo.Selections[sel]; s != nil && s.Kind() == types.FieldVal {
 				return table.Metadata{}, src + " is a struct field: vet does not follow the value stored in it"

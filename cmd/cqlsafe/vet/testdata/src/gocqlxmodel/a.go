@@ -114,3 +114,7 @@ func viaValue(s gocqlx.Session) error {
 	ins := models.Users.InsertQuery
 	return ins(s).ExecRelease()
 }
+
+func embedded(s gocqlx.Session) error {
+	return models.UsersT.InsertQuery(s).ExecRelease()
+}

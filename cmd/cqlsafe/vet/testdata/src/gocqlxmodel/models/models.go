@@ -21,3 +21,6 @@ func Named(name string) *table.Table {
 
 // UsersMeta is read through parentheses around the method.
 var UsersMeta = (Users.Metadata)()
+
+// UsersT embeds a table model.
+var UsersT = struct{ *table.Table }{Users}
