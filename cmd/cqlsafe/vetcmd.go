@@ -35,7 +35,8 @@ writes whose CQL was read but that are executed by another function (a batch par
 a query passed on), whose retry policy and timestamp were not checked; gocqlx table
 models whose Metadata is not a constant. Each note ends with the retry in force at the
 site ([retried: …], [not retried: …], [marked Idempotent(true)], [not known: …]);
-writes and sites that may write come first, reads in a section of their own. --json
+writes and sites that may write come first, reads in a section of their own (the
+sections' headings go to stderr: every line on stdout is file:line:col: …). --json
 carries the same as "kind" (write, read) and "retry". These notes do not change the
 exit status.
 
@@ -157,27 +158,30 @@ func runVet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 	} else {
-		for _, f := range findings {
-			fmt.Fprintf(stdout, "%s:%d:%d: %s\n", f.File, f.Line, f.Column, f.Message)
-		}
-		note := func(f vetFinding) {
-			fmt.Fprintf(stdout, "%s:%d:%d: %s [%s]\n", f.File, f.Line, f.Column, f.Message, f.Retry)
-		}
-		if len(writes) > 0 {
-			fmt.Fprintf(stdout, "# not analysed: %d writes, or sites that may write\n", len(writes))
-			for _, f := range writes {
-				note(f)
-			}
-		}
-		if len(reads) > 0 {
-			fmt.Fprintf(stdout, "# not analysed: %d reads (a retried read changes nothing)\n", len(reads))
-			for _, f := range reads {
-				note(f)
-			}
-		}
+		printVetText(stdout, stderr, findings, writes, reads)
 	}
 	if found > 0 {
 		return exitError{1}
 	}
 	return nil
+}
+
+// printVetText writes the findings, then the notes on writes and on reads, one
+// file:line:col: line each on stdout; the notes' section headings go to stderr, so that
+// every line on stdout parses as file:line:col.
+func printVetText(stdout, stderr io.Writer, findings, writes, reads []vetFinding) {
+	for _, f := range findings {
+		fmt.Fprintf(stdout, "%s:%d:%d: %s\n", f.File, f.Line, f.Column, f.Message)
+	}
+	section := func(head string, notes []vetFinding) {
+		if len(notes) == 0 {
+			return
+		}
+		fmt.Fprintln(stderr, head)
+		for _, f := range notes {
+			fmt.Fprintf(stdout, "%s:%d:%d: %s [%s]\n", f.File, f.Line, f.Column, f.Message, f.Retry)
+		}
+	}
+	section(fmt.Sprintf("# not analysed: %d writes, or sites that may write", len(writes)), writes)
+	section(fmt.Sprintf("# not analysed: %d reads (a retried read changes nothing)", len(reads)), reads)
 }

@@ -100,6 +100,7 @@ type checker struct {
 	ignores    map[string]map[int][]string // file → line → rules
 	clusters   map[string]policyState      // the package's ClusterConfig retry policy, per driver package
 	toCql      map[types.Object]string     // stmt, names := <qb>.ToCql()
+	toCqlMulti map[types.Object]bool       // assigned a statement and assigned again
 	inits      map[types.Object]ast.Expr   // a variable's initial value
 	reassigned map[types.Object]bool       // assigned after its definition, or its address taken
 	reported   map[string]bool
@@ -115,6 +116,7 @@ func run(pass *analysis.Pass, sch *Schema) (*Result, error) {
 		uses:       map[types.Object][]*ast.Ident{},
 		ignores:    map[string]map[int][]string{},
 		toCql:      map[types.Object]string{},
+		toCqlMulti: map[types.Object]bool{},
 		inits:      map[types.Object]ast.Expr{},
 		reassigned: map[types.Object]bool{},
 		reported:   map[string]bool{},

@@ -89,6 +89,9 @@ func (c *checker) readInits() {
 					if obj := c.objOf(l); obj != nil {
 						c.reassigned[obj] = true
 					}
+					if obj := c.rootVar(l); obj != nil {
+						c.reassigned[obj] = true // m.Name = …, cols[0] = …: its value changes
+					}
 				}
 			case *ast.ValueSpec:
 				if len(n.Names) == len(n.Values) {
@@ -110,6 +113,38 @@ func (c *checker) readInits() {
 	}
 }
 
+// rootVar returns the variable whose value an assignment to e changes in part: m for
+// m.Columns, m.Columns[0] or (*p).Name; nil when e is the variable itself.
+func (c *checker) rootVar(e ast.Expr) types.Object {
+	part := false
+	for {
+		switch x := ast.Unparen(e).(type) {
+		case *ast.SelectorExpr:
+			if s := c.pass.TypesInfo.Selections[x]; s == nil || s.Kind() != types.FieldVal {
+				if !part {
+					return nil
+				}
+				return c.pass.TypesInfo.ObjectOf(x.Sel) // pkg.Var.Field
+			}
+			e, part = x.X, true
+		case *ast.IndexExpr:
+			e, part = x.X, true
+		case *ast.StarExpr:
+			e = x.X
+		case *ast.Ident:
+			if !part {
+				return nil
+			}
+			if v, ok := c.pass.TypesInfo.ObjectOf(x).(*types.Var); ok {
+				return v
+			}
+			return nil
+		default:
+			return nil
+		}
+	}
+}
+
 // exportModels records a fact on each package-level variable that holds a table model
 // or its Metadata.
 func (c *checker) exportModels() {
@@ -117,9 +152,21 @@ func (c *checker) exportModels() {
 		if len(in.Lhs) != 1 || !isModelType(in.Lhs[0].Type()) {
 			continue
 		}
-		m, why := c.modelOfVar(in.Lhs[0], in.Lhs[0].Name(), 0)
-		c.pass.ExportObjectFact(in.Lhs[0], &modelFact{Meta: m, Reason: why})
+		c.exportModel(in.Lhs[0])
 	}
+}
+
+// exportModel records v's fact. The analyzer runs on every dependency for its facts:
+// no code in one of them may crash it, so a failure to read the Metadata is recorded
+// as the reason.
+func (c *checker) exportModel(v *types.Var) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.pass.ExportObjectFact(v, &modelFact{Reason: fmt.Sprintf("vet failed to read it: %v", r)})
+		}
+	}()
+	m, why := c.modelOfVar(v, v.Name(), 0)
+	c.pass.ExportObjectFact(v, &modelFact{Meta: m, Reason: why})
 }
 
 func isModelType(t types.Type) bool {
@@ -142,12 +189,20 @@ func (c *checker) modelOf(e ast.Expr, depth int) (table.Metadata, string) {
 		case funcIs(f, isTable, "New") && len(x.Args) == 1:
 			return c.modelOf(x.Args[0], depth+1)
 		case f != nil && f.Name() == "Metadata" && methodOf(f, isTable, "Table"):
-			return c.modelOf(x.Fun.(*ast.SelectorExpr).X, depth+1)
+			// (users.Metadata)(): the callee is found through the parentheses.
+			if sel, ok := ast.Unparen(x.Fun).(*ast.SelectorExpr); ok {
+				return c.modelOf(sel.X, depth+1)
+			}
+			return table.Metadata{}, src + " is a method value vet does not follow"
 		}
 		return table.Metadata{}, src + " is returned by a function: vet does not follow it"
 	case *ast.CompositeLit:
 		return c.metadataLit(x)
 	case *ast.Ident, *ast.SelectorExpr:
+		if t := c.pass.TypesInfo.TypeOf(e); t != nil && !isModelType(t) {
+			// struct{ *table.Table }: the model's methods are promoted from a field.
+			return table.Metadata{}, src + " embeds the table model: vet does not follow the value stored in it"
+		}
 		if sel, ok := x.(*ast.SelectorExpr); ok {
 			if s := c.pass.TypesInfo.Selections[sel]; s != nil && s.Kind() == types.FieldVal {
 				return table.Metadata{}, src + " is a struct field: vet does not follow the value stored in it"
@@ -163,6 +218,9 @@ func (c *checker) modelOf(e ast.Expr, depth int) (table.Metadata, string) {
 }
 
 func (c *checker) modelOfVar(v *types.Var, src string, depth int) (table.Metadata, string) {
+	if c.reassigned[v] {
+		return table.Metadata{}, src + " is assigned more than once or changed in part"
+	}
 	if v.Pkg() != c.pass.Pkg {
 		var f modelFact
 		if !c.pass.ImportObjectFact(v, &f) {
@@ -172,9 +230,6 @@ func (c *checker) modelOfVar(v *types.Var, src string, depth int) (table.Metadat
 			return table.Metadata{}, src + ": " + f.Reason
 		}
 		return f.Meta, ""
-	}
-	if c.reassigned[v] {
-		return table.Metadata{}, src + " is assigned more than once"
 	}
 	init, ok := c.inits[v]
 	if !ok {

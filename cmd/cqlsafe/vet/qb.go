@@ -3,6 +3,7 @@ package vet
 import (
 	"go/ast"
 	"go/constant"
+	"go/token"
 	"go/types"
 	"reflect"
 	"strings"
@@ -152,6 +153,44 @@ func (c *checker) qbValue(e ast.Expr) (reflect.Value, bool) {
 	return out[0], true
 }
 
+// qbNote says why the qb chain e cannot be read, and whether it reads or writes, from
+// the call it starts with: a qb function (qb.Select reads) or a table model's builder
+// (whose model may be the reason).
+func (c *checker) qbNote(e ast.Expr) (kind, why string) {
+	why = "a gocqlx qb builder chain with an argument that is not a constant (only its table name may be)"
+	for depth := 0; depth < 64; depth++ {
+		call, ok := ast.Unparen(e).(*ast.CallExpr)
+		if !ok {
+			return "", why
+		}
+		if name, _ := c.modelMethod(call); name != "" {
+			if _, w := c.modelCall(call); w != "" {
+				why = "a gocqlx qb builder chain from a table model: " + w
+			}
+			return modelKind(strings.TrimSuffix(name, "Builder")), why
+		}
+		f := c.callee(call)
+		if f == nil {
+			return "", why
+		}
+		if f.Type().(*types.Signature).Recv() == nil {
+			switch f.Name() {
+			case "Select":
+				return kindRead, why
+			case "Insert", "Update", "Delete":
+				return kindWrite, why
+			}
+			return "", why
+		}
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		if !ok {
+			return "", why
+		}
+		e = sel.X
+	}
+	return "", why
+}
+
 // qbArg converts a constant (or a nested qb call) to a parameter of type pt.
 func (c *checker) qbArg(a ast.Expr, pt reflect.Type) (reflect.Value, bool) {
 	if v := c.pass.TypesInfo.Types[a].Value; v != nil {
@@ -187,8 +226,32 @@ func (c *checker) qbArg(a ast.Expr, pt reflect.Type) (reflect.Value, bool) {
 // model's statement: stmt, names := qb.Insert("t").Columns("a").ToCql(),
 // stmt, names := tbl.Update("a").
 func (c *checker) findToCql() {
+	// Only a variable (or field) assigned once, whose address is not taken, holds
+	// the statement it was given: stmt, names reused for a second statement hold
+	// either.
+	assigned := map[types.Object]int{}
 	for _, f := range c.pass.Files {
 		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.AssignStmt:
+				for _, l := range n.Lhs {
+					if obj := c.objOf(l); obj != nil {
+						assigned[obj]++
+					}
+				}
+			case *ast.UnaryExpr:
+				if n.Op == token.AND {
+					if obj := c.objOf(n.X); obj != nil {
+						assigned[obj] += 2
+					}
+				}
+			case *ast.RangeStmt:
+				for _, e := range []ast.Expr{n.Key, n.Value} {
+					if obj := c.objOf(e); obj != nil {
+						assigned[obj] += 2
+					}
+				}
+			}
 			as, ok := n.(*ast.AssignStmt)
 			if !ok || len(as.Rhs) != 1 || len(as.Lhs) != 2 {
 				return true
@@ -200,6 +263,12 @@ func (c *checker) findToCql() {
 			}
 			return true
 		})
+	}
+	for obj := range c.toCql {
+		if assigned[obj] != 1 {
+			delete(c.toCql, obj)
+			c.toCqlMulti[obj] = true
+		}
 	}
 }
 

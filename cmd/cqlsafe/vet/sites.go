@@ -78,6 +78,7 @@ var execNames = map[string]bool{
 
 // findSite recognises call as a statement site.
 func (c *checker) findSite(call *ast.CallExpr) *site {
+	c.opaqueQueryx(call)
 	sel, ok := call.Fun.(*ast.SelectorExpr)
 	if !ok {
 		return nil
@@ -92,11 +93,12 @@ func (c *checker) findSite(call *ast.CallExpr) *site {
 	}
 	name := f.Name()
 	recv := recvNamed(f)
-	// qb builder: qb.Insert("t").Columns("a").Query(session)
-	if name == "Query" && recv != nil && recv.Obj().Pkg() != nil && isQB(recv.Obj().Pkg().Path()) {
+	// qb builder: qb.Insert("t").Columns("a").Query(session), ….QueryContext(ctx, session)
+	if (name == "Query" || name == "QueryContext") && recv != nil && recv.Obj().Pkg() != nil && isQB(recv.Obj().Pkg().Path()) {
 		cql, ok := c.evalQB(sel.X)
 		if !ok {
-			c.notAnalysedWhy(call, "", "a gocqlx qb builder chain with an argument that is not a constant (only its table name may be)")
+			kind, why := c.qbNote(sel.X)
+			c.notAnalysedWhy(call, kind, why)
 			return nil
 		}
 		return c.newSite(call, cql, nil)
@@ -152,6 +154,8 @@ func (c *checker) findSite(call *ast.CallExpr) *site {
 		if !hasMethod(rt, "WithTimestamp") && !hasMethod(rt, "Consistency") {
 			return nil
 		}
+		// The ScyllaDB fork's Batch.Query returns the batch: an entry, as on gocql v1.7.
+		isBatch = types.Identical(rt, sig.Recv().Type())
 	default:
 		return nil
 	}
@@ -161,9 +165,11 @@ func (c *checker) findSite(call *ast.CallExpr) *site {
 		return nil
 	}
 	var values []ast.Expr
-	if name == "Query" && at == 0 && sig.Variadic() && sig.Params().Len() == 2 && !call.Ellipsis.IsValid() {
-		if _, ok := sig.Params().At(1).Type().(*types.Slice); ok {
-			values = call.Args[1:]
+	// Query(stmt, values...), QueryWithContext(ctx, stmt, values...): the values follow
+	// the CQL.
+	if sig.Variadic() && sig.Params().Len() == at+2 && !call.Ellipsis.IsValid() {
+		if _, ok := sig.Params().At(at + 1).Type().(*types.Slice); ok {
+			values = call.Args[at+1:]
 			if values == nil {
 				values = []ast.Expr{}
 			}
@@ -177,12 +183,73 @@ func (c *checker) findSite(call *ast.CallExpr) *site {
 	return s
 }
 
+// opaqueQueryx lists a gocqlx query made where vet cannot see which model or CQL
+// makes it: a function value (ins := tbl.InsertQuery; ins(s)) or an interface method
+// (m.InsertQuery(s)).
+func (c *checker) opaqueQueryx(call *ast.CallExpr) {
+	tv, ok := c.pass.TypesInfo.Types[call]
+	if !ok {
+		return
+	}
+	n := namedOf(tv.Type)
+	if n == nil || n.Obj().Name() != "Queryx" || n.Obj().Pkg() == nil || !isGocqlx(n.Obj().Pkg().Path()) {
+		return
+	}
+	if _, conv := c.pass.TypesInfo.Types[call.Fun]; conv && c.pass.TypesInfo.Types[call.Fun].IsType() {
+		return
+	}
+	f := c.callee(call)
+	switch {
+	case f == nil:
+		c.notAnalysedWhy(call, "", "a gocqlx query made by a function value ("+types.ExprString(call.Fun)+"): vet does not follow which model or CQL it is")
+	case f.Type().(*types.Signature).Recv() != nil && types.IsInterface(f.Type().(*types.Signature).Recv().Type()):
+		kind := ""
+		if _, ok := modelStmts[strings.TrimSuffix(strings.TrimSuffix(f.Name(), "Context"), "Query")]; ok {
+			kind = modelKind(f.Name())
+		}
+		c.notAnalysedWhy(call, kind, "a gocqlx query made through the interface method "+f.Name()+": vet does not follow the model behind it")
+	}
+}
+
 func (c *checker) newSite(call *ast.CallExpr, cql string, values []ast.Expr) *site {
 	st := parseStatement(cql)
 	if st == nil {
 		return nil
 	}
-	return &site{call: call, cql: cql, stmt: st, verdict: c.classify(cql, values), values: values}
+	s := &site{call: call, cql: cql, stmt: st, verdict: c.classify(cql, values), values: values}
+	c.runtimeTable(s)
+	return s
+}
+
+// runtimeTable: with a schema, a write to a table known only at run time is judged
+// without the schema's column kinds and keys, which it may not match. Only what holds
+// whatever the columns are is kept (an LWT, a list literal appended, n = n + 1, which
+// Cassandra refuses on anything but a counter); what the column kinds would decide (a
+// bind marker assigned, c = c + ?) is dropped from the verdict, and the site is listed
+// as not analysed for those rules, never judged in silence.
+func (c *checker) runtimeTable(s *site) {
+	if c.sch == nil || !s.verdict.Writes {
+		return
+	}
+	tbl := ""
+	for _, st := range append([]*statement{s.stmt}, s.stmt.inner...) {
+		if strings.Contains(st.table, "{") {
+			tbl = st.table
+			break
+		}
+	}
+	if tbl == "" {
+		return
+	}
+	var kept []string
+	for _, r := range s.verdict.Reasons {
+		if !strings.Contains(r, "schema metadata can tell") && !strings.Contains(r, "may be bound to a non-frozen list") {
+			kept = append(kept, r)
+		}
+	}
+	s.verdict.Reasons = kept
+	s.verdict.Idempotent = len(kept) == 0
+	c.notAnalysedWhy(s.call, kindWrite, "table "+tbl+" known only at run time: the schema's column kinds and keys do not apply to it, so the rules that depend on them (list assignments, collection and counter updates, nil bound to a key column) were not checked")
 }
 
 // flow is what happens to a query after it is built.
@@ -329,6 +396,9 @@ func (c *checker) policyOf(e ast.Expr) policyState {
 // them is a retrying policy.
 func (c *checker) clusterPolicy() map[string]policyState {
 	states := map[string][]policyState{}
+	defaults := map[string]int{}
+	policySetOn := map[types.Object]bool{} // cluster variables given a RetryPolicy
+	var made []made1
 	clusterPkg := func(e ast.Expr) string {
 		tv, ok := c.pass.TypesInfo.Types[e]
 		if !ok {
@@ -350,10 +420,14 @@ func (c *checker) clusterPolicy() map[string]policyState {
 						continue
 					}
 					if pkg := clusterPkg(sel.X); pkg != "" {
+						if obj := c.objOf(sel.X); obj != nil {
+							policySetOn[obj] = true
+						}
 						st := c.policyOf(n.Rhs[k])
-						if c.inCallback(n) {
-							// Set by a function handed to another: it configures the
-							// clusters that function makes, which are not visible here.
+						if c.paramConfig(sel.X) {
+							// Set on a ClusterConfig the function is given: it configures
+							// clusters made by its callers (a configuring callback),
+							// which are not visible here.
 							st = policyState{}
 						}
 						states[pkg] = append(states[pkg], st)
@@ -361,11 +435,24 @@ func (c *checker) clusterPolicy() map[string]policyState {
 				}
 			case *ast.CompositeLit:
 				if pkg := clusterPkg(n); pkg != "" {
+					set := false
 					for _, el := range n.Elts {
 						if kv, ok := el.(*ast.KeyValueExpr); ok {
 							if id, ok := kv.Key.(*ast.Ident); ok && id.Name == "RetryPolicy" {
 								states[pkg] = append(states[pkg], c.policyOf(kv.Value))
+								set = true
 							}
+						}
+					}
+					if !set {
+						made = append(made, made1{n, pkg})
+					}
+				}
+			case *ast.CallExpr:
+				if f := c.callee(n); f != nil && f.Name() == "NewCluster" && f.Pkg() != nil && isGocql(f.Pkg().Path()) {
+					if sig, ok := f.Type().(*types.Signature); ok && sig.Recv() == nil && sig.Results().Len() == 1 {
+						if pkg := clusterPkg(n); pkg != "" {
+							made = append(made, made1{n, pkg})
 						}
 					}
 				}
@@ -373,29 +460,80 @@ func (c *checker) clusterPolicy() map[string]policyState {
 			return true
 		})
 	}
+	// A cluster made here (NewCluster, a literal without RetryPolicy) whose variable is
+	// given no RetryPolicy keeps the driver's default: none.
+	for _, m := range made {
+		if obj := c.madeInto(m.e); obj != nil && policySetOn[obj] {
+			continue
+		}
+		defaults[m.pkg]++
+	}
 	out := map[string]policyState{}
 	for pkg, ss := range states {
-		st := policyState{known: true, retrying: true, why: ss[0].why + " set as the ClusterConfig's RetryPolicy in this package"}
+		suffix := " set as the ClusterConfig's RetryPolicy in this package"
+		st := policyState{known: true, retrying: true, why: ss[0].why + suffix}
+		if !ss[0].retrying {
+			st = policyState{known: true, why: ss[0].why + suffix}
+		}
 		for _, s := range ss {
-			if !s.known || !s.retrying {
+			if !s.known || s.retrying != st.retrying {
 				st = policyState{}
 			}
+		}
+		if defaults[pkg] > 0 && st.retrying {
+			st = policyState{} // some of the package's clusters retry, some do not
 		}
 		out[pkg] = st
 	}
 	return out
 }
 
-// inCallback reports whether n is inside a function literal passed as an argument.
-func (c *checker) inCallback(n ast.Node) bool {
-	for p := c.parents[n]; p != nil; p = c.parents[p] {
-		if fl, ok := p.(*ast.FuncLit); ok {
-			if call, ok := c.parent(fl).(*ast.CallExpr); ok && call.Fun != ast.Expr(fl) {
-				return true
+type made1 struct {
+	e   ast.Expr
+	pkg string
+}
+
+// madeInto is the variable (or field) a cluster made by e is assigned to, or nil.
+func (c *checker) madeInto(e ast.Expr) types.Object {
+	p := c.parent(e)
+	if u, ok := p.(*ast.UnaryExpr); ok && u.Op == token.AND {
+		p = c.parent(u)
+	}
+	switch p := p.(type) {
+	case *ast.AssignStmt:
+		if len(p.Lhs) == len(p.Rhs) {
+			for k, r := range p.Rhs {
+				if within(e, r) {
+					return c.objOf(p.Lhs[k])
+				}
+			}
+		}
+	case *ast.ValueSpec:
+		for k, v := range p.Values {
+			if within(e, v) && k < len(p.Names) {
+				return c.pass.TypesInfo.Defs[p.Names[k]]
 			}
 		}
 	}
-	return false
+	return nil
+}
+
+// paramConfig reports whether e, the ClusterConfig a RetryPolicy is set on, is a
+// parameter of the function that sets it (cl.RetryPolicy = … in func(cl
+// *gocql.ClusterConfig)). A config the function makes itself, in a closure or not
+// (sync.Once.Do, t.Run), is visible.
+func (c *checker) paramConfig(e ast.Expr) bool {
+	for {
+		switch x := ast.Unparen(e).(type) {
+		case *ast.StarExpr:
+			e = x.X
+			continue
+		case *ast.Ident:
+			v, ok := c.pass.TypesInfo.Uses[x].(*types.Var)
+			return ok && c.isParam(c.declOf(v), v)
+		}
+		return false
+	}
 }
 
 // driverOf is the driver package of the query or batch fl follows (the receiver of its

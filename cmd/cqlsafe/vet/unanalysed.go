@@ -64,6 +64,8 @@ func (c *checker) retryAt(call *ast.CallExpr) string {
 		return "not retried: " + pol.why
 	case len(fl.methods["RetryPolicy"]) > 0:
 		return "not known: a retry policy vet cannot read"
+	case len(c.clusters) == 0 && c.scyllaFork():
+		return "not known: no RetryPolicy set in this package (the ScyllaDB fork's default is SimpleRetryPolicy{NumRetries: 3})"
 	case len(c.clusters) == 0:
 		return "not retried: no RetryPolicy set in this package (gocql v1.7's default is none)"
 	}
@@ -88,12 +90,52 @@ func (c *checker) notAnalysed(call *ast.CallExpr, arg ast.Expr) {
 						where = "package variable"
 					}
 					reason = fmt.Sprintf("CQL in %s %s: initialised to a constant (%q) and changed afterwards", where, v.Name(), cql)
-					kind = c.kindOf(init)
+					kind = c.kindOfAssigned(v, init)
 				}
 			}
 		}
 	}
+	if mc, ok := arg.(*ast.CallExpr); ok {
+		// s.Query(tbl.Insert()) with a model vet cannot read: the model's reason.
+		if name, _ := c.modelMethod(mc); name != "" {
+			if _, why := c.modelCall(mc); why != "" {
+				reason, kind = why, modelKind(name)
+			}
+		}
+	}
+	if obj := c.objOf(arg); obj != nil && c.toCqlMulti[obj] {
+		reason = fmt.Sprintf("CQL in %s: assigned a statement more than once, vet does not follow which one reaches here", types.ExprString(arg))
+	}
 	c.notAnalysedWhy(call, kind, reason)
+}
+
+// kindOfAssigned is the kind of a variable initialised to init and changed
+// afterwards: a read only when every value assigned to it reads, a write when the
+// first that does not read writes, else not known.
+func (c *checker) kindOfAssigned(v *types.Var, init ast.Expr) string {
+	kind := c.kindOf(init)
+	for _, f := range c.pass.Files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			as, ok := n.(*ast.AssignStmt)
+			if !ok {
+				return true
+			}
+			for k, l := range as.Lhs {
+				if c.objOf(l) != v {
+					continue
+				}
+				other := ""
+				if len(as.Lhs) == len(as.Rhs) && (as.Tok == token.ASSIGN || as.Tok == token.DEFINE) {
+					other = c.kindOf(as.Rhs[k])
+				}
+				if kind == kindRead && other != kindRead {
+					kind = other
+				}
+			}
+			return true
+		})
+	}
+	return kind
 }
 
 // kindOf guesses from the visible text of e whether it reads or writes: the first word
@@ -134,7 +176,10 @@ func (c *checker) notExecutedHere(call *ast.CallExpr, batch types.Object, inBatc
 	case inBatch:
 		what = "an entry of a batch that is not a variable of this function"
 	}
-	c.notAnalysedWhy(call, kindWrite, "write executed outside this function ("+what+"): the retry policy, Idempotent and WithTimestamp it runs with were not checked")
+	// The retry in force is where it is executed, which is not here.
+	c.result.NotAnalysed = append(c.result.NotAnalysed, NotAnalysed{Pos: call.Pos(), Kind: kindWrite,
+		Reason: "write executed outside this function (" + what + "): the retry policy, Idempotent and WithTimestamp it runs with were not checked",
+		Retry:  "not known: executed outside this function"})
 }
 
 // enclosingFunc names the function declaration holding n ("" for none).
@@ -172,4 +217,32 @@ func (c *checker) isParam(n ast.Node, v *types.Var) bool {
 		return false
 	}
 	return false
+}
+
+// scyllaFork reports whether the gocql the package is built with is the ScyllaDB fork
+// (replacing github.com/gocql/gocql), whose default retry policy is
+// SimpleRetryPolicy{NumRetries: 3}, not none: its HostInfo has ScyllaShardAwarePort.
+func (c *checker) scyllaFork() bool {
+	seen := map[*types.Package]bool{}
+	var walk func(p *types.Package) bool
+	walk = func(p *types.Package) bool {
+		if seen[p] {
+			return false
+		}
+		seen[p] = true
+		if p.Path() == "github.com/gocql/gocql" {
+			if h, ok := p.Scope().Lookup("HostInfo").(*types.TypeName); ok {
+				obj, _, _ := types.LookupFieldOrMethod(types.NewPointer(h.Type()), true, p, "ScyllaShardAwarePort")
+				return obj != nil
+			}
+			return false
+		}
+		for _, q := range p.Imports() {
+			if walk(q) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(c.pass.Pkg)
 }

@@ -1,6 +1,10 @@
 package lists
 
-import "github.com/gocql/gocql"
+import (
+	"context"
+
+	"github.com/gocql/gocql"
+)
 
 func listLiteral(s *gocql.Session, id string) error {
 	return s.Query("UPDATE users SET tags = ['a', 'b'] WHERE id = ?", id).Exec() // want `list-assignment: list literal assigned to "tags"`
@@ -72,4 +76,13 @@ func listAppendInLoggedBatch(s *gocql.Session) error {
 	b.Query("UPDATE l SET items = items + [1] WHERE id = ?", 1)
 	b.Query("UPDATE c SET n = n - ? WHERE id = ?", 1, 1) // without a schema: a counter, a list or a set
 	return s.ExecuteBatch(b)
+}
+
+// The values bound after a context are read as those of Query: nil is a null, not a list.
+func clearTagsCtx(ctx context.Context, s *gocql.Session) error {
+	return s.QueryWithContext(ctx, "UPDATE users SET tags = ? WHERE id = ?", nil, 1).Exec() // want `null-not-unset: nil bound to column "tags"`
+}
+
+func clearTags(s *gocql.Session) error {
+	return s.Query("UPDATE users SET tags = ? WHERE id = ?", nil, 1).Exec() // want `null-not-unset: nil bound to column "tags"`
 }

@@ -40,3 +40,21 @@ func unloggedSamePartition(s *gocql.Session) error {
 	b.Query("INSERT INTO events (bucket, id, v) VALUES (?, ?, ?)", 1, "b", "x")
 	return s.ExecuteBatch(b)
 }
+
+// A table known only at run time: the schema does not apply. What holds whatever its
+// columns are is reported; the rest is listed, not judged.
+func runtimeSetAdd(s *gocql.Session, tbl string, names []string) error {
+	return s.Query("UPDATE "+tbl+" SET names = names + ? WHERE id = ?", names, "a").Idempotent(true).Exec()
+}
+
+func runtimeListBind(s *gocql.Session, tbl string, tags []string) error {
+	return s.Query("UPDATE "+tbl+" SET tags = ? WHERE id = ?", tags, "a").WithTimestamp(1).Exec()
+}
+
+func runtimeLWT(s *gocql.Session, tbl string) error {
+	return s.Query("INSERT INTO "+tbl+" (id) VALUES (?) IF NOT EXISTS", "a").Idempotent(true).Exec() // want `not-idempotent: .*lightweight transaction`
+}
+
+func runtimeCounter(s *gocql.Session, tbl string) error {
+	return s.Query("UPDATE "+tbl+" SET n = n + 1 WHERE id = ?", "a").Idempotent(true).Exec() // want `not-idempotent: .*counter update`
+}

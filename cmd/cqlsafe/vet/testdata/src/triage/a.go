@@ -31,3 +31,11 @@ func read(s *gocql.Session, col string) error {
 func passOn(s *gocql.Session, stmt string) error {
 	return s.Query(stmt).RetryPolicy(nil).Exec()
 }
+
+func readOrBump(s *gocql.Session, write bool) error {
+	cql := "SELECT n FROM c WHERE id = ?"
+	if write {
+		cql = "UPDATE c SET n = n + 1 WHERE id = ?"
+	}
+	return s.Query(cql, 1).Exec()
+}

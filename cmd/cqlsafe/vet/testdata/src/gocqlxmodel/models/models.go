@@ -18,3 +18,9 @@ var Users = table.New(table.Metadata{Name: "users", Columns: []string{"id", "nam
 func Named(name string) *table.Table {
 	return table.New(table.Metadata{Name: name, Columns: []string{"id"}, PartKey: []string{"id"}})
 }
+
+// UsersMeta is read through parentheses around the method.
+var UsersMeta = (Users.Metadata)()
+
+// UsersT embeds a table model.
+var UsersT = struct{ *table.Table }{Users}

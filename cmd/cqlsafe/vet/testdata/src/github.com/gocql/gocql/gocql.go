@@ -55,6 +55,9 @@ type Session struct{}
 type QueryInfo struct{}
 
 func (s *Session) Query(stmt string, values ...interface{}) *Query { return &Query{} }
+func (s *Session) QueryWithContext(ctx context.Context, stmt string, values ...interface{}) *Query {
+	return &Query{}
+}
 func (s *Session) Bind(stmt string, b func(q *QueryInfo) ([]interface{}, error)) *Query {
 	return &Query{}
 }

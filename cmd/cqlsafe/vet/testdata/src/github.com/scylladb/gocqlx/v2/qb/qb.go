@@ -2,7 +2,11 @@
 // analyzer runs the real qb to build the CQL.
 package qb
 
-import gocqlx "github.com/scylladb/gocqlx/v2"
+import (
+	"context"
+
+	gocqlx "github.com/scylladb/gocqlx/v2"
+)
 
 type Cmp struct{}
 
@@ -24,6 +28,9 @@ func (b *UpdateBuilder) Add(column string) *UpdateBuilder      { return b }
 func (b *UpdateBuilder) Where(w ...Cmp) *UpdateBuilder         { return b }
 func (b *UpdateBuilder) ToCql() (string, []string)             { return "", nil }
 func (b *UpdateBuilder) Query(s gocqlx.Session) *gocqlx.Queryx { return nil }
+func (b *UpdateBuilder) QueryContext(ctx context.Context, s gocqlx.Session) *gocqlx.Queryx {
+	return nil
+}
 
 type DeleteBuilder struct{}
 
@@ -39,3 +46,4 @@ func Select(table string) *SelectBuilder                       { return &SelectB
 func (b *SelectBuilder) Where(w ...Cmp) *SelectBuilder         { return b }
 func (b *SelectBuilder) ToCql() (string, []string)             { return "", nil }
 func (b *SelectBuilder) Query(s gocqlx.Session) *gocqlx.Queryx { return nil }
+func (b *SelectBuilder) Columns(c ...string) *SelectBuilder    { return b }
