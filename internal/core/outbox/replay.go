@@ -13,8 +13,7 @@ type ReplayReport struct {
 	Applied int // sent and applied, then removed (Replay's count)
 	// Of Applied: every write in them had a TTL that ran out since the first attempt.
 	// They are sent with TTL 1, not dropped: an expired cell still hides the older
-	// values of its column, and nulls and collection overwrites are tombstones. (Until
-	// 2026-11-29 such records were removed unsent and not counted in Applied.)
+	// values of its column, and nulls and collection overwrites are tombstones.
 	Expired int
 	Kept    int // left in the outbox: refused, failed, or not reached
 	// Of Kept: records Cassandra rejected (Driver.Rejected: the statement is invalid
